@@ -1,0 +1,293 @@
+"""The `memory-lens` command line: show, add, list, remove, check, serve.
+
+stdout carries only the requested output; messages, warnings and the --debug trace go to
+stderr. Exit status: 0 success, 1 failure (or findings, for `check`), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import NoReturn, Sequence
+
+from memory_lens import __version__
+from memory_lens.core.checks import Severity, check_paths
+from memory_lens.core.discovery import Scope, TargetError, resolve_target
+from memory_lens.core.edit import EmptyEntryError
+from memory_lens.core.entries import (
+    EntryNotFoundError,
+    NoProjectError,
+    list_entries,
+    remove_entry,
+    save_entry,
+)
+from memory_lens.core.merge import load_memory
+from memory_lens.core.settings import Settings, SettingsError, resolve_settings
+from memory_lens.core.writer import MemoryFileError
+
+PROG = "memory-lens"
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad command-line usage (exit 2)."""
+
+
+class Failure(Exception):
+    """The command could not do what was asked (exit 1)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors that say where to look."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: error: {message} (see '{self.prog} --help')")
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("memory files")
+    group.add_argument("--filename", action="append", metavar="NAME", default=None,
+                       help="a memory file name; repeat for several, in load order (the first is "
+                            "written to). Default: $MEMORY_LENS_FILENAMES (comma-separated), else GEMINI.md")
+    group.add_argument("--global-dir", metavar="DIR", default=None,
+                       help="the global memory directory. Default: $MEMORY_LENS_GLOBAL_DIR, else ~/.gemini")
+    group.add_argument("--debug", action="store_true",
+                       help="trace on stderr how memory is found and loaded")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common()
+    parser = _Parser(prog=PROG, description="See and safely edit the memory files AI coding agents load "
+                                            "(GEMINI.md and friends).")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    p = sub.add_parser("show", parents=[common], help="print the effective memory for a file or directory",
+                       description="Print the merged memory an agent loads for PATH (default: the current directory).")
+    p.add_argument("path", nargs="?", metavar="PATH", help="a file or directory (default: the current directory)")
+    p.add_argument("--format", choices=["text", "json", "annotated"], default="text",
+                   help="text: the merged text; json: text, project root and sources; "
+                        "annotated: Gemini CLI's per-source blocks")
+
+    scope_help = "project: <project root>/<first filename>; global: <global dir>/<first filename>"
+    p = sub.add_parser("add", parents=[common], help="save an entry under '## Gemini Added Memories'",
+                       description="Save TEXT as a '- ' entry under '## Gemini Added Memories'. "
+                                   "Use -- before TEXT when it starts with '-'.")
+    p.add_argument("text", metavar="TEXT")
+    p.add_argument("--scope", choices=["project", "global"], default=None,
+                   help=scope_help + " (default: project inside a project, else global)")
+    p.add_argument("--dir", metavar="PATH", default=None, help="where to look for the project (default: cwd)")
+
+    p = sub.add_parser("list", parents=[common], help="list the entries of the memory chain",
+                       description="List the entries (top-level list items) of every memory file of the chain.")
+    p.add_argument("--scope", choices=["project", "global", "all"], default="all")
+    p.add_argument("--dir", metavar="PATH", default=None, help="a file or directory (default: cwd)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+
+    p = sub.add_parser("remove", parents=[common], help="remove an entry",
+                       description="Remove the first entry (in `list` order) whose normalised text matches TEXT.")
+    p.add_argument("text", metavar="TEXT")
+    p.add_argument("--scope", choices=["project", "global"], default=None,
+                   help="only look in project or global files (default: both)")
+    p.add_argument("--dir", metavar="PATH", default=None, help="a file or directory (default: cwd)")
+
+    p = sub.add_parser("check", parents=[common], help="check memory files for problems",
+                       description="Check memory files: unreadable (error), duplicate (warning), "
+                                   "redundant (information), over-budget (warning). A FILE is checked "
+                                   "against the more general files of its chain; a DIR (default: cwd) "
+                                   "checks every file of its chain.")
+    p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    p.add_argument("--budget", type=_non_negative_int, default=None, metavar="BYTES",
+                   help="size budget of merged memory in UTF-8 bytes (default: $MEMORY_LENS_BUDGET, else 32768)")
+    p.add_argument("--token-budget", type=_non_negative_int, default=None, metavar="TOKENS",
+                   help="also warn when merged memory exceeds this many estimated tokens")
+
+    p = sub.add_parser("serve", parents=[common], help="run the language server on stdio",
+                       description="Run the Memory Lens language server (LSP) on stdin/stdout.")
+    p.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
+    return parser
+
+
+def _non_negative_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return n
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    budget = getattr(args, "budget", None)
+    if budget is None and os.environ.get("MEMORY_LENS_BUDGET", "").strip():
+        try:
+            budget = _non_negative_int(os.environ["MEMORY_LENS_BUDGET"].strip())
+        except argparse.ArgumentTypeError as err:
+            raise UsageError(f"{PROG}: error: MEMORY_LENS_BUDGET: {err}") from None
+    try:
+        return resolve_settings(args.filename, args.global_dir, budget, getattr(args, "token_budget", None))
+    except SettingsError as err:
+        raise UsageError(f"{PROG}: error: {err}") from None
+
+
+def _warn(message: str) -> None:
+    print(f"{PROG}: warning: {message}", file=sys.stderr)
+
+
+def _info(message: str) -> None:
+    print(f"{PROG}: {message}", file=sys.stderr)
+
+
+def _target(path: str | None) -> Path:
+    try:
+        return resolve_target(path)
+    except TargetError as err:
+        raise Failure(str(err)) from None
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    memory = load_memory(_target(args.path), settings)
+    if args.debug:
+        for line in memory.trace:
+            print(f"{PROG}: debug: {line}", file=sys.stderr)
+    for warning in memory.warnings:
+        _warn(warning)
+    if args.format == "json":
+        out = json.dumps(memory.to_json(), ensure_ascii=False, indent=2)
+    elif args.format == "annotated":
+        out = memory.annotated()
+    else:
+        out = memory.text
+    if out:
+        sys.stdout.write(out + "\n")
+    return EXIT_OK
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    target = _target(args.dir)
+    try:
+        result = save_entry(args.text, target, settings, args.scope)
+    except (EmptyEntryError, NoProjectError, MemoryFileError) as err:
+        raise Failure(str(err)) from None
+    where = f"{result.scope.value} memory {result.path}:{result.line + 1}"
+    if result.added:
+        _info(f"saved to {where}" + (" (file created)" if result.created else ""))
+    else:
+        _info(f"already in {where}; nothing written")
+    return EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    memory = load_memory(_target(args.dir), settings)
+    for warning in memory.warnings:
+        _warn(warning)
+    scopes = [Scope.GLOBAL, Scope.PROJECT] if args.scope == "all" else [Scope(args.scope)]
+    entries = list_entries(memory, scopes)
+    if args.format == "json":
+        sys.stdout.write(json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=2) + "\n")
+        return EXIT_OK
+    for e in entries:
+        first, *rest = e.text.split("\n")
+        sys.stdout.write(f"{e.path}:{e.line}: [{e.scope.value}] {first}\n")
+        for line in rest:
+            sys.stdout.write(f"    {line}\n")
+    if not entries:
+        _info("no entries")
+    return EXIT_OK
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    target = _target(args.dir)
+    try:
+        result = remove_entry(args.text, target, settings, args.scope)
+    except (EntryNotFoundError, MemoryFileError) as err:
+        raise Failure(str(err).strip("'\"")) from None
+    _info(f"removed from {result.scope.value} memory {result.path}:{result.line}: {result.text.splitlines()[0]}")
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    try:
+        findings = check_paths(args.paths, settings)
+    except TargetError as err:
+        raise Failure(str(err)) from None
+    if args.format == "json":
+        sys.stdout.write(json.dumps([f.to_json() for f in findings], ensure_ascii=False, indent=2) + "\n")
+    else:
+        for f in findings:
+            sys.stdout.write(f"{f.path}:{f.line}:{f.column}: {f.severity.value}: {f.message} [{f.code}]\n")
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    warnings = sum(f.severity is Severity.WARNING for f in findings)
+    if args.format == "text":
+        _info(f"{len(findings)} finding(s): {errors} error(s), {warnings} warning(s)" if findings
+              else "no problems found")
+    return EXIT_FAIL if errors or (args.strict and warnings) else EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from memory_lens.lsp.server import run_stdio
+
+    settings = _settings(args)
+    run_stdio(settings, debug=args.debug)
+    return EXIT_OK
+
+
+COMMANDS = {"show": cmd_show, "add": cmd_add, "list": cmd_list, "remove": cmd_remove,
+            "check": cmd_check, "serve": cmd_serve}
+
+
+def _utf8_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(encoding="utf-8", errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _utf8_streams()
+    parser = build_parser()
+    debug = False
+    try:
+        args = parser.parse_args(argv)
+        debug = bool(getattr(args, "debug", False))
+        return COMMANDS[args.command](args)
+    except UsageError as err:
+        print(str(err), file=sys.stderr)
+        return EXIT_USAGE
+    except Failure as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return EXIT_FAIL
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")  # keep Python from complaining at exit
+        except OSError:
+            pass
+        return EXIT_OK
+    except Exception as err:  # the last guard: never a traceback for the user
+        if debug:
+            raise
+        print(f"{PROG}: error: unexpected {type(err).__name__}: {err} (rerun with --debug for details)",
+              file=sys.stderr)
+        return EXIT_FAIL
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,200 @@
+"""Checks over memory files: unreadable, duplicate, redundant and over-budget.
+
+`check FILE` checks that file against the more general files of its directory's chain;
+checking a directory checks every file of that directory's chain the same way. The language
+server publishes the same findings as diagnostics, so both always agree.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from memory_lens.core.discovery import TargetError, resolve_target
+from memory_lens.core.files import FileStatus, read_memory_file
+from memory_lens.core.markdown import Entry, parse
+from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens, load_memory
+from memory_lens.core.settings import Settings
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFORMATION = "information"
+    HINT = "hint"
+
+
+UNREADABLE = "unreadable"
+DUPLICATE = "duplicate"
+REDUNDANT = "redundant"
+OVER_BUDGET = "over-budget"
+SEVERITY_OF = {
+    UNREADABLE: Severity.ERROR,
+    DUPLICATE: Severity.WARNING,
+    REDUNDANT: Severity.INFORMATION,
+    OVER_BUDGET: Severity.WARNING,
+}
+
+
+@dataclass(frozen=True)
+class Location:
+    path: Path
+    line: int  # 1-based
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in a memory file. Lines and columns are 1-based; `end_line` is inclusive."""
+
+    path: Path
+    line: int
+    column: int
+    code: str
+    message: str
+    end_line: int = 0
+    related: tuple[Location, ...] = field(default=())
+
+    @property
+    def severity(self) -> Severity:
+        return SEVERITY_OF[self.code]
+
+    def to_json(self) -> dict:
+        return {
+            "path": str(self.path),
+            "line": self.line,
+            "column": self.column,
+            "severity": self.severity.value,
+            "code": self.code,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class FileEntries:
+    """The entries of one file, with the first line (0-based) of each normalised form."""
+
+    path: Path
+    entries: tuple[Entry, ...]
+    first_line: Mapping[str, int]
+
+
+def index_entries(path: Path, text: str) -> FileEntries:
+    """Parse TEXT (the content of PATH) into its entries and their first occurrences."""
+    entries = tuple(parse(text).entries)
+    first: dict[str, int] = {}
+    for e in entries:
+        key = e.normalized
+        if key and key not in first:
+            first[key] = e.line
+    return FileEntries(path, entries, first)
+
+
+def unreadable_finding(path: Path, reason: str) -> Finding:
+    return Finding(path, 1, 1, UNREADABLE,
+                   f"unreadable memory file: it {reason}; agents skip it. Fix it or remove it.", 1)
+
+
+def check_entries(own: FileEntries, general: Sequence[FileEntries]) -> list[Finding]:
+    """Duplicate entries within OWN, and entries of OWN already in a more general file."""
+    findings: list[Finding] = []
+    for e in own.entries:
+        key = e.normalized
+        if not key:
+            continue
+        first = own.first_line[key]
+        if first != e.line:
+            findings.append(Finding(
+                own.path, e.line + 1, 1, DUPLICATE,
+                f"duplicate entry: the same as line {first + 1} of this file; remove one of them",
+                e.end_line + 1, (Location(own.path, first + 1),)))
+            continue
+        for other in general:
+            line = other.first_line.get(key)
+            if line is not None:
+                findings.append(Finding(
+                    own.path, e.line + 1, 1, REDUNDANT,
+                    f"redundant entry: already in {other.path}:{line + 1}, which loads before this file",
+                    e.end_line + 1, (Location(other.path, line + 1),)))
+                break
+    return findings
+
+
+def merged_size(contents: Iterable[str]) -> tuple[int, int]:
+    """UTF-8 bytes and estimated tokens of CONTENTS merged."""
+    text = concatenate(contents)
+    return len(text.encode("utf-8")), estimate_tokens(text)
+
+
+def budget_finding(path: Path, size: int, tokens: int, settings: Settings) -> Finding | None:
+    """An over-budget finding for PATH when the merged memory there is too big."""
+    over_bytes = settings.budget_bytes is not None and size > settings.budget_bytes
+    over_tokens = settings.budget_tokens is not None and tokens > settings.budget_tokens
+    if not (over_bytes or over_tokens):
+        return None
+    limit = (f"the {settings.budget_bytes}-byte budget" if over_bytes
+             else f"the {settings.budget_tokens}-token budget")
+    return Finding(path, 1, 1, OVER_BUDGET,
+                   f"effective memory here is {size} bytes (~{tokens} tokens), over {limit}; "
+                   "agents may cut it: remove or shorten entries", 1)
+
+
+def check_content(path: Path, text: str, general: Sequence[Source], settings: Settings) -> list[Finding]:
+    """Findings for memory file PATH with TEXT, loaded after the GENERAL sources of its chain."""
+    usable = [s for s in general if s.readable]
+    own = index_entries(path, text)
+    others = [index_entries(s.path, s.text) for s in usable]
+    findings = check_entries(own, others)
+    size, tokens = merged_size([*(s.content for s in usable), text])
+    over = budget_finding(path, size, tokens, settings)
+    return ([over] if over else []) + findings
+
+
+def _general_sources(memory: Memory, real: Path) -> tuple[list[Source], Source | None]:
+    for i, src in enumerate(memory.sources):
+        if src.real_path == real:
+            return list(memory.sources[:i]), src
+    return list(memory.sources), None
+
+
+def check_file(path: Path, settings: Settings) -> list[Finding]:
+    """Check memory file PATH against the more general files of its directory's chain."""
+    got = read_memory_file(path)
+    if got.status is FileStatus.MISSING:
+        raise TargetError(f"{path}: no such file or directory; give an existing memory file or directory")
+    if not got.ok:
+        return [unreadable_finding(path, got.reason)]
+    memory = load_memory(Path(os.path.realpath(path)).parent, settings)
+    general, _ = _general_sources(memory, Path(os.path.realpath(path)))
+    return check_content(path, got.text, general, settings)
+
+
+def check_memory(memory: Memory, settings: Settings) -> list[Finding]:
+    """Check every file of MEMORY's chain against the more general files before it."""
+    findings: list[Finding] = []
+    for i, src in enumerate(memory.sources):
+        if not src.readable:
+            findings.append(unreadable_finding(src.path, src.reason))
+            continue
+        findings.extend(check_content(src.path, src.text, memory.sources[:i], settings))
+    return findings
+
+
+def check_paths(paths: Sequence[str | os.PathLike[str]], settings: Settings) -> list[Finding]:
+    """Check each PATH (a memory file, or a directory meaning its whole chain); no repeats."""
+    findings: list[Finding] = []
+    seen: set[tuple[str, int, str]] = set()
+    for raw in paths or [Path.cwd()]:
+        p = Path(os.path.expanduser(os.fspath(raw)))
+        if os.path.isdir(p):
+            batch = check_memory(load_memory(resolve_target(p), settings), settings)
+        else:
+            batch = check_file(p, settings)
+        for f in batch:
+            key = (str(f.path), f.line, f.code)
+            if key not in seen:
+                seen.add(key)
+                findings.append(f)
+    return findings

@@ -1,0 +1,103 @@
+"""Which memory files apply to a directory: the target, the project root and the chain.
+
+The chain is ordered general to specific: the global files first, then the memory files from
+the project root down to the target directory. Without a project root the local part runs
+from the target directory upward to the filesystem root, stopping before the home directory.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Callable
+
+from memory_lens.core.settings import Settings
+
+GIT_MARKER = ".git"
+
+
+class Scope(str, Enum):
+    """Where a memory file sits: the user's global directory or a project."""
+
+    GLOBAL = "global"
+    PROJECT = "project"
+
+
+class TargetError(ValueError):
+    """The path memory was asked for cannot be used (the message says what to do)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A path where a memory file may be, and the scope it would have."""
+
+    path: Path
+    scope: Scope
+
+
+@dataclass(frozen=True)
+class ChainPlan:
+    """The candidate files for one target directory, general to specific."""
+
+    target_dir: Path
+    project_root: Path | None
+    candidates: tuple[Candidate, ...]
+
+
+def resolve_target(path: str | os.PathLike[str] | None = None) -> Path:
+    """The directory memory is loaded for: PATH (a file's own directory), symlinks resolved."""
+    raw = Path.cwd() if path is None or str(path) == "" else Path(os.path.expanduser(os.fspath(path)))
+    real = Path(os.path.realpath(raw))
+    if not real.exists():
+        raise TargetError(f"{raw}: no such file or directory; give an existing file or directory")
+    return real if real.is_dir() else real.parent
+
+
+def has_git_marker(directory: Path) -> bool:
+    """True when DIRECTORY holds `.git` (a directory, or a file as in worktrees and submodules)."""
+    return os.path.exists(os.path.join(directory, GIT_MARKER))
+
+
+def find_project_root(target_dir: Path, is_root: Callable[[Path], bool] = has_git_marker) -> Path | None:
+    """The nearest ancestor-or-self of TARGET_DIR holding a `.git` marker, else None."""
+    for directory in (target_dir, *target_dir.parents):
+        if is_root(directory):
+            return directory
+    return None
+
+
+def home_dirs() -> set[Path]:
+    """The home directory as given and resolved (both end an upward search)."""
+    home = Path.home()
+    return {Path(os.path.abspath(home)), Path(os.path.realpath(home))}
+
+
+def local_dirs(target_dir: Path, project_root: Path | None) -> list[Path]:
+    """The directories whose memory files apply, general to specific (global dir excluded)."""
+    if project_root is not None:
+        dirs = [target_dir]
+        for parent in target_dir.parents:
+            if not parent.is_relative_to(project_root):
+                break
+            dirs.append(parent)
+        return list(reversed(dirs))
+    homes = home_dirs()
+    dirs = []
+    for directory in (target_dir, *target_dir.parents):
+        if directory in homes:
+            break
+        dirs.append(directory)
+    return list(reversed(dirs))
+
+
+def plan_chain(
+    target_dir: Path, settings: Settings, is_root: Callable[[Path], bool] = has_git_marker
+) -> ChainPlan:
+    """Every candidate memory path for TARGET_DIR (already resolved), general to specific."""
+    root = find_project_root(target_dir, is_root)
+    cands = [Candidate(p, Scope.GLOBAL) for p in settings.global_files()]
+    for directory in local_dirs(target_dir, root):
+        cands.extend(Candidate(directory / name, Scope.PROJECT) for name in settings.filenames)
+    return ChainPlan(target_dir=target_dir, project_root=root, candidates=tuple(cands))

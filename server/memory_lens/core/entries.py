@@ -1,0 +1,173 @@
+"""Saving, listing and removing memory entries: the operations behind `add`, `list` and `remove`.
+
+Project scope writes to `<project root>/<first filename>`; global scope to
+`<global dir>/<first filename>`. Without an explicit scope, saving goes to the project when a
+project root exists, else to the global file. Listing and removing work over the files of the
+chain: "project" means every file below the global ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from memory_lens.core.discovery import Scope, find_project_root
+from memory_lens.core.edit import AddPlan, RemovePlan, find_entry, plan_add, plan_remove
+from memory_lens.core.markdown import Entry, clean_entry_text, parse
+from memory_lens.core.merge import Memory, load_memory
+from memory_lens.core.settings import Settings
+from memory_lens.core.writer import MemoryFileError, update_memory_file
+
+
+class NoProjectError(ValueError):
+    """Project scope was asked for where there is no project root."""
+
+
+class EntryNotFoundError(LookupError):
+    """No entry matches the text to remove."""
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    """The outcome of saving one entry."""
+
+    path: Path
+    scope: Scope
+    text: str
+    line: int  # 0-based line of the entry in the file
+    added: bool  # False when an equal entry was already there
+    created: bool  # True when the file did not exist before
+
+
+@dataclass(frozen=True)
+class ListedEntry:
+    """One entry of a chain's memory file."""
+
+    text: str
+    path: Path
+    line: int  # 1-based
+    scope: Scope
+    end_line: int = 0  # 1-based, last line of the entry
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "path": str(self.path), "line": self.line, "scope": self.scope.value}
+
+
+@dataclass(frozen=True)
+class RemoveResult:
+    path: Path
+    scope: Scope
+    text: str
+    line: int  # 1-based line the entry started on
+
+
+def resolve_scope(scope: Scope | str | None, target_dir: Path) -> tuple[Scope, Path | None]:
+    """The scope to save in (project by default inside a project) and the project root."""
+    root = find_project_root(target_dir)
+    chosen = Scope(scope) if scope else (Scope.PROJECT if root else Scope.GLOBAL)
+    if chosen is Scope.PROJECT and root is None:
+        raise NoProjectError(
+            f"{target_dir} is not inside a project (no .git found above it); "
+            "use --scope global, or run `git init` at the project root"
+        )
+    return chosen, root
+
+
+def memory_file_for(scope: Scope, root: Path | None, settings: Settings) -> Path:
+    """The file new entries of SCOPE are written to."""
+    if scope is Scope.GLOBAL:
+        return settings.global_file()
+    assert root is not None
+    return root / settings.primary_filename
+
+
+def save_entry(text: str, target_dir: Path, settings: Settings, scope: Scope | str | None = None) -> SaveResult:
+    """Save TEXT as an entry in the scope's memory file, unless an equal entry is already there."""
+    chosen, root = resolve_scope(scope, target_dir)
+    path = memory_file_for(chosen, root, settings)
+    if not clean_entry_text(text):
+        plan_add("", text)  # raises EmptyEntryError with the message users see
+    existed = path.exists()
+
+    def change(content: str) -> tuple[str | None, AddPlan]:
+        plan = plan_add(content, text)
+        return (None if plan.already_present else plan.content), plan
+
+    plan = update_memory_file(path, change)
+    return SaveResult(path, chosen, plan.text, plan.entry_line, not plan.already_present,
+                      created=not existed and not plan.already_present)
+
+
+def list_entries(memory: Memory, scopes: Iterable[Scope] = (Scope.GLOBAL, Scope.PROJECT)) -> list[ListedEntry]:
+    """Every entry of the usable files of MEMORY's chain in SCOPES, in chain order."""
+    wanted = set(scopes)
+    out: list[ListedEntry] = []
+    for src in memory.sources:
+        if src.scope not in wanted or not src.readable:
+            continue
+        for e in parse(src.text).entries:
+            out.append(ListedEntry(e.text, src.path, e.line + 1, src.scope, e.end_line + 1))
+    return out
+
+
+def remove_entry(
+    text: str,
+    target_dir: Path,
+    settings: Settings,
+    scope: Scope | str | None = None,
+) -> RemoveResult:
+    """Remove the first entry (in `list` order) whose normalised form matches TEXT's."""
+    if not clean_entry_text(text):
+        raise EntryNotFoundError("nothing to remove: the text is empty")
+    memory = load_memory(target_dir, settings)
+    scopes = [Scope(scope)] if scope else [Scope.GLOBAL, Scope.PROJECT]
+    for src in memory.sources:
+        if src.scope not in scopes or not src.readable:
+            continue
+
+        def change(content: str) -> tuple[str | None, Entry | None]:
+            entry = find_entry(parse(content), text)
+            if entry is None:
+                return None, None
+            plan: RemovePlan = plan_remove(content, entry)
+            return plan.content, entry
+
+        removed = update_memory_file(src.path, change, create=False)
+        if removed is not None:
+            return RemoveResult(src.path, src.scope, removed.text, removed.line + 1)
+    where = " or ".join(s.value for s in scopes)
+    raise EntryNotFoundError(
+        f"no {where} memory entry matches {clean_entry_text(text)!r}; run `memory-lens list` to see the entries"
+    )
+
+
+def remove_entry_at(path: Path, line: int) -> Entry:
+    """Remove the entry covering 0-based LINE of memory file PATH; raises EntryNotFoundError."""
+
+    def change(content: str) -> tuple[str | None, Entry | None]:
+        entry = parse(content).entry_at(line)
+        if entry is None:
+            return None, None
+        return plan_remove(content, entry).content, entry
+
+    removed = update_memory_file(path, change, create=False)
+    if removed is None:
+        raise EntryNotFoundError(f"{path}:{line + 1}: no memory entry on that line")
+    return removed
+
+
+__all__ = [
+    "EntryNotFoundError",
+    "ListedEntry",
+    "MemoryFileError",
+    "NoProjectError",
+    "RemoveResult",
+    "SaveResult",
+    "list_entries",
+    "memory_file_for",
+    "remove_entry",
+    "remove_entry_at",
+    "resolve_scope",
+    "save_entry",
+]

@@ -1,0 +1,140 @@
+"""Reading one memory file safely: never a crash, never a hang, a reason for every refusal.
+
+A file counts only if it is a regular file (after following symlinks) whose bytes decode as
+UTF-8 (a leading BOM is dropped) and contain no NUL byte. FIFOs and devices are detected with
+`stat` before anything is opened, so reading never blocks.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+BOM = "\ufeff"
+
+
+class FileStatus(str, Enum):
+    """What reading a candidate memory file found."""
+
+    OK = "ok"
+    MISSING = "missing"
+    UNUSABLE = "unusable"
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """The outcome of reading one path: its text when usable, else why not."""
+
+    path: Path
+    status: FileStatus
+    text: str = ""
+    reason: str = ""
+    size: int = 0
+    real_path: Path | None = None
+    mtime_ns: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status is FileStatus.OK
+
+    @property
+    def exists(self) -> bool:
+        return self.status is not FileStatus.MISSING
+
+
+def _kind_reason(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a file"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (named pipe), not a regular file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a regular file"
+    return "is not a regular file"
+
+
+def _stat_failure(path: Path, err: OSError) -> FileRead:
+    if err.errno == errno.ELOOP:
+        return FileRead(path, FileStatus.UNUSABLE, reason="is a symbolic link loop")
+    if err.errno in (errno.ENOENT, errno.ENOTDIR):
+        try:
+            is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+        except OSError:
+            is_link = False
+        if is_link:
+            try:
+                target = os.readlink(path)
+            except OSError:
+                target = "?"
+            return FileRead(path, FileStatus.UNUSABLE, reason=f"is a dangling symbolic link (to {target})")
+        return FileRead(path, FileStatus.MISSING, reason="does not exist")
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return FileRead(path, FileStatus.UNUSABLE, reason="cannot be read: permission denied")
+    return FileRead(path, FileStatus.UNUSABLE, reason=f"cannot be read: {err.strerror or err}")
+
+
+def decode_memory_bytes(data: bytes) -> tuple[str | None, str]:
+    """Decode file bytes as memory text; return (text, "") or (None, reason)."""
+    nul = data.find(b"\0")
+    if nul >= 0:
+        return None, f"contains a NUL byte at offset {nul} (binary file?)"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return None, f"is not valid UTF-8 (bad byte at offset {err.start})"
+    if text.startswith(BOM):
+        text = text[1:]
+    return text, ""
+
+
+def read_memory_file(path: str | os.PathLike[str]) -> FileRead:
+    """Read one candidate memory file; the result says whether it is usable and why not."""
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except OSError as err:
+        return _stat_failure(p, err)
+    reason = _kind_reason(st.st_mode)
+    if reason:
+        return FileRead(p, FileStatus.UNUSABLE, reason=reason, size=0)
+    try:
+        # O_NONBLOCK: if the path was swapped for a FIFO since stat, open must not block.
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        return _stat_failure(p, err)
+    try:
+        fst = os.fstat(fd)
+        reason = _kind_reason(fst.st_mode)
+        if reason:
+            return FileRead(p, FileStatus.UNUSABLE, reason=reason)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError as err:
+        return FileRead(p, FileStatus.UNUSABLE, reason=f"cannot be read: {err.strerror or err}",
+                        size=st.st_size)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    text, why = decode_memory_bytes(data)
+    real = Path(os.path.realpath(p))
+    if text is None:
+        return FileRead(p, FileStatus.UNUSABLE, reason=why, size=fst.st_size, real_path=real,
+                        mtime_ns=fst.st_mtime_ns)
+    return FileRead(p, FileStatus.OK, text=text, size=fst.st_size, real_path=real,
+                    mtime_ns=fst.st_mtime_ns)
+
+
+def real_path_of(path: str | os.PathLike[str]) -> Path:
+    """The fully resolved path (symlinks followed as far as they go)."""
+    return Path(os.path.realpath(path))

@@ -1,0 +1,151 @@
+"""Loading and merging a memory chain exactly as the agent does.
+
+Each usable file's content is stripped of surrounding whitespace; empty ones are skipped; the
+rest are joined with a blank line ("\\n\\n"), general to specific. The same real file never loads
+twice. `trace` records every step for `--debug`; `warnings` lists unusable files.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from memory_lens.core.discovery import ChainPlan, Scope, has_git_marker, plan_chain
+from memory_lens.core.files import FileRead, read_memory_file
+from memory_lens.core.settings import Settings
+
+Reader = Callable[[Path], FileRead]
+
+
+def estimate_tokens(text: str) -> int:
+    """A token estimate: one token per four characters, as agents' own estimators do."""
+    return math.ceil(len(text) / 4)
+
+
+def concatenate(contents: Iterable[str | None]) -> str:
+    """Join non-empty stripped contents with a blank line, in the order given."""
+    return "\n\n".join(s for s in ((c or "").strip() for c in contents) if s)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One existing memory file of a chain, usable or not."""
+
+    path: Path
+    scope: Scope
+    readable: bool
+    bytes: int
+    tokens: int
+    text: str = ""  # the file's full decoded text (BOM dropped); "" when unreadable
+    reason: str = ""
+    real_path: Path | None = None
+
+    @cached_property
+    def content(self) -> str:
+        """The text that goes into the merge: surrounding whitespace stripped."""
+        return self.text.strip()
+
+    def to_json(self) -> dict:
+        return {
+            "path": str(self.path),
+            "scope": self.scope.value,
+            "readable": self.readable,
+            "bytes": self.bytes,
+            "tokens": self.tokens,
+        }
+
+
+@dataclass(frozen=True)
+class Memory:
+    """The effective memory for one directory: its sources and the merged text."""
+
+    target_dir: Path
+    project_root: Path | None
+    sources: tuple[Source, ...]
+    text: str
+    trace: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [f"{s.path}: skipped: {s.reason}" for s in self.sources if not s.readable]
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.text)
+
+    @property
+    def size_bytes(self) -> int:
+        return len(self.text.encode("utf-8"))
+
+    def to_json(self) -> dict:
+        return {
+            "text": self.text,
+            "project_root": None if self.project_root is None else str(self.project_root),
+            "sources": [s.to_json() for s in self.sources],
+        }
+
+    def annotated(self) -> str:
+        """Gemini CLI's annotated form: each usable, non-empty source in labelled blocks."""
+        return "\n\n".join(
+            f"--- Context from: {s.path} ---\n{s.content}\n--- End of Context from: {s.path} ---"
+            for s in self.sources
+            if s.readable and s.content
+        )
+
+
+def load_sources(plan: ChainPlan, reader: Reader = read_memory_file) -> tuple[list[Source], list[str]]:
+    """Read every candidate of PLAN; return the existing files (deduplicated) and a trace."""
+    trace: list[str] = []
+    sources: list[Source] = []
+    seen: set[Path] = set()
+    for cand in plan.candidates:
+        got = reader(cand.path)
+        if not got.exists:
+            trace.append(f"{cand.scope.value} {cand.path}: not found")
+            continue
+        if got.real_path is not None:
+            if got.real_path in seen:
+                trace.append(f"{cand.scope.value} {cand.path}: skipped, same file as {got.real_path} (already loaded)")
+                continue
+            seen.add(got.real_path)
+        if not got.ok:
+            trace.append(f"{cand.scope.value} {cand.path}: unusable: {got.reason}")
+            sources.append(Source(cand.path, cand.scope, False, got.size, 0, reason=got.reason,
+                                  real_path=got.real_path))
+            continue
+        content = got.text.strip()
+        trace.append(f"{cand.scope.value} {cand.path}: loaded ({got.size} bytes"
+                     + (", empty" if not content else "") + ")")
+        sources.append(Source(cand.path, cand.scope, True, got.size, estimate_tokens(content),
+                              text=got.text, real_path=got.real_path))
+    return sources, trace
+
+
+def merge_plan(plan: ChainPlan, reader: Reader = read_memory_file) -> Memory:
+    """Load and merge the files of an already planned chain."""
+    sources, trace = load_sources(plan, reader)
+    text = concatenate(s.content for s in sources if s.readable)
+    head = [f"target directory: {plan.target_dir}",
+            f"project root: {plan.project_root if plan.project_root else '(none: searching upward, stopping before home)'}"]
+    snippet = text if len(text) <= 400 else text[:400] + f"... ({len(text)} characters in all)"
+    tail = [f"merged: {len(sources)} file(s), {len(text.encode('utf-8'))} bytes, ~{estimate_tokens(text)} tokens",
+            "merged text: " + (repr(snippet) if text else "(empty)")]
+    return Memory(plan.target_dir, plan.project_root, tuple(sources), text, tuple(head + trace + tail))
+
+
+def load_memory(
+    target_dir: Path,
+    settings: Settings,
+    reader: Reader = read_memory_file,
+    is_root: Callable[[Path], bool] = has_git_marker,
+) -> Memory:
+    """The effective memory for TARGET_DIR (an existing, resolved directory)."""
+    return merge_plan(plan_chain(target_dir, settings, is_root), reader)
+
+
+def sources_by_scope(memory: Memory, scopes: Sequence[Scope]) -> list[Source]:
+    """The sources of MEMORY whose scope is one of SCOPES."""
+    return [s for s in memory.sources if s.scope in scopes]

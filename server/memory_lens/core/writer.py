@@ -1,0 +1,170 @@
+"""Safe writes of a user's memory file.
+
+Every write follows the same steps: resolve symlinks (a linked memory file is written through to
+its target), take a cross-process lock kept outside the repository (in the user cache
+directory), re-read the file under the lock, compute the new content from what is really there,
+write it to a temporary file in the same directory, fsync it, and atomically replace the
+original (keeping its permissions). If another program that does not use the lock changed the
+file in the meantime, the whole step is retried on the fresh content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Callable, TypeVar
+
+import filelock
+import platformdirs
+
+from memory_lens.core.files import BOM, FileStatus, read_memory_file
+
+T = TypeVar("T")
+LOCK_TIMEOUT_SECONDS = 30.0
+ENV_LOCK_DIR = "MEMORY_LENS_LOCK_DIR"
+_MAX_RETRIES = 5
+
+
+class MemoryFileError(OSError):
+    """A memory file cannot be written (the message says which file and why)."""
+
+
+def lock_dir() -> Path:
+    """Where lock files live: `$MEMORY_LENS_LOCK_DIR`, else the user cache dir, else a temp dir."""
+    override = os.environ.get(ENV_LOCK_DIR)
+    candidates = [Path(override)] if override else []
+    candidates.append(Path(platformdirs.user_cache_dir("memory-lens", appauthor=False)) / "locks")
+    candidates.append(Path(tempfile.gettempdir()) / f"memory-lens-locks-{os.getuid() if hasattr(os, 'getuid') else 'user'}")
+    for directory in candidates:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            if os.access(directory, os.W_OK):
+                return directory
+        except OSError:
+            continue
+    raise MemoryFileError("no writable directory for lock files: set MEMORY_LENS_LOCK_DIR to one")
+
+
+def lock_for(real_path: Path) -> filelock.FileLock:
+    """The cross-process lock guarding writes to REAL_PATH."""
+    digest = hashlib.sha256(os.fsencode(real_path)).hexdigest()[:32]
+    return filelock.FileLock(str(lock_dir() / f"{digest}.lock"), timeout=LOCK_TIMEOUT_SECONDS)
+
+
+def write_target(path: Path) -> Path:
+    """The file a write to PATH really changes: symlinks followed to their final target."""
+    return Path(os.path.realpath(path))
+
+
+def _identity(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns)
+
+
+def _new_file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace PATH's content with DATA atomically (temp file + fsync + rename), keeping its mode."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        owner = os.stat(path)
+    except FileNotFoundError:
+        mode, owner = _new_file_mode(), None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        if owner is not None and hasattr(os, "chown"):
+            try:
+                os.chown(tmp, owner.st_uid, owner.st_gid)
+            except OSError:
+                pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def update_memory_file(
+    path: Path,
+    change: Callable[[str], tuple[str | None, T]],
+    create: bool = True,
+) -> T:
+    """Apply CHANGE to the current text of memory file PATH, safely.
+
+    CHANGE gets the file's text ("" for a missing file) and returns (new text or None to leave
+    the file alone, result). Raises MemoryFileError when the file exists but is unusable, or is
+    missing and CREATE is false, or cannot be written.
+    """
+    first = read_memory_file(path)
+    if first.status is FileStatus.UNUSABLE:
+        raise MemoryFileError(f"{path}: {first.reason}; fix or remove it, then try again")
+    target = write_target(path)
+    shown = f"{path}" if target == Path(os.path.abspath(path)) else f"{path} (-> {target})"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise MemoryFileError(f"{shown}: cannot create its directory: {err.strerror or err}") from None
+    try:
+        with lock_for(target):
+            for _ in range(_MAX_RETRIES):
+                before = _identity(target)
+                got = read_memory_file(target)
+                if got.status is FileStatus.UNUSABLE:
+                    raise MemoryFileError(f"{shown}: {got.reason}; fix or remove it, then try again")
+                if got.status is FileStatus.MISSING and not create:
+                    raise MemoryFileError(f"{shown}: does not exist")
+                new_text, result = change(got.text)
+                if new_text is None or new_text == got.text:
+                    return result
+                had_bom = got.ok and _starts_with_bom(target)
+                data = ((BOM if had_bom else "") + new_text).encode("utf-8")
+                if _identity(target) != before:
+                    continue  # changed under us by a writer that ignores the lock: start again
+                atomic_write(target, data)
+                return result
+            raise MemoryFileError(f"{shown}: keeps changing while being written; try again")
+    except filelock.Timeout:
+        raise MemoryFileError(
+            f"{shown}: another Memory Lens process holds its lock for over {LOCK_TIMEOUT_SECONDS:.0f}s; try again"
+        ) from None
+    except PermissionError as err:
+        raise MemoryFileError(f"{shown}: cannot write: {err.strerror or 'permission denied'}") from None
+    except MemoryFileError:
+        raise
+    except OSError as err:
+        raise MemoryFileError(f"{shown}: cannot write: {err.strerror or err}") from None
+
+
+def _starts_with_bom(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(3) == BOM.encode("utf-8")
+    except OSError:
+        return False
