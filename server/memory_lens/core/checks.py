@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from memory_lens.core.discovery import TargetError, resolve_target
 from memory_lens.core.files import FileStatus, read_memory_file
@@ -141,22 +141,36 @@ def budget_finding(path: Path, size: int, tokens: int, settings: Settings) -> Fi
                    "agents may cut it: remove or shorten entries", 1)
 
 
-def check_content(path: Path, text: str, general: Sequence[Source], settings: Settings) -> list[Finding]:
-    """Findings for memory file PATH with TEXT, loaded after the GENERAL sources of its chain."""
+Indexer = Callable[[Path, str], FileEntries]
+
+
+def check_content(
+    path: Path,
+    text: str,
+    general: Sequence[Source],
+    settings: Settings,
+    indexer: Indexer = index_entries,
+) -> list[Finding]:
+    """Findings for memory file PATH with TEXT, loaded after the GENERAL sources of its chain.
+
+    INDEXER parses a file's entries; the language server passes a cached one.
+    """
     usable = [s for s in general if s.readable]
-    own = index_entries(path, text)
-    others = [index_entries(s.path, s.text) for s in usable]
+    own = indexer(path, text)
+    others = [indexer(s.path, s.text) for s in usable]
     findings = check_entries(own, others)
     size, tokens = merged_size([*(s.content for s in usable), text])
     over = budget_finding(path, size, tokens, settings)
     return ([over] if over else []) + findings
 
 
-def _general_sources(memory: Memory, real: Path) -> tuple[list[Source], Source | None]:
+def general_sources(memory: Memory, real: Path) -> list[Source]:
+    """The sources of MEMORY's chain more general than the file whose real path is REAL (all of
+    them when that file is not part of the chain)."""
     for i, src in enumerate(memory.sources):
         if src.real_path == real:
-            return list(memory.sources[:i]), src
-    return list(memory.sources), None
+            return list(memory.sources[:i])
+    return list(memory.sources)
 
 
 def check_file(path: Path, settings: Settings) -> list[Finding]:
@@ -167,7 +181,7 @@ def check_file(path: Path, settings: Settings) -> list[Finding]:
     if not got.ok:
         return [unreadable_finding(path, got.reason)]
     memory = load_memory(Path(os.path.realpath(path)).parent, settings)
-    general, _ = _general_sources(memory, Path(os.path.realpath(path)))
+    general = general_sources(memory, Path(os.path.realpath(path)))
     return check_content(path, got.text, general, settings)
 
 

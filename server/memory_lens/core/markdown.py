@@ -12,6 +12,7 @@ import re
 import textwrap
 import unicodedata
 from dataclasses import dataclass, field
+from functools import cached_property
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
@@ -20,7 +21,8 @@ _SETEXT_H1 = re.compile(r"^ {0,3}=+[ \t]*$")
 _BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _ENTRY = re.compile(r"^([-*+])[ \t]+")
 _MARKER = re.compile(r"^[-*+][ \t]+")
-_CLEAN_PREFIX = re.compile(r"^(?:#+|[-*+]+[ \t\r\n]+)")
+# A marker run ending the text counts as followed by whitespace: `-` alone is an empty list item.
+_CLEAN_PREFIX = re.compile(r"^(?:#+|[-*+]+(?:[ \t\r\n]+|\Z))")
 TRAILING_PUNCTUATION = ".!;:,\u3002\uff01\uff1b\uff1a\uff0c\uff61"
 _STRIP_TAIL = TRAILING_PUNCTUATION + " \t\r\n\f\v"
 
@@ -51,7 +53,7 @@ def normalize(text: str) -> str:
 
 def clean_entry_text(text: str) -> str:
     """TEXT as it will be saved: stripped, with leading runs of `#` and of list markers
-    followed by whitespace dropped repeatedly. May return an empty string."""
+    followed by whitespace (or ending the text) dropped repeatedly. May return an empty string."""
     s = text.replace("\r\n", "\n").replace("\r", "\n").strip()
     while True:
         m = _CLEAN_PREFIX.match(s)
@@ -70,7 +72,7 @@ class Entry:
     marker: str
     column: int = 0  # 0-based character where the text starts on the first line
 
-    @property
+    @cached_property
     def normalized(self) -> str:
         return normalize(self.text)
 

@@ -1,0 +1,226 @@
+"""workspace/executeCommand: memoryLens.server.save, remove, move, list, effective, refresh.
+
+Each command takes one object argument. Lines in arguments and results are 1-based (as in
+`memory-lens list --format json`); `range` fields are LSP ranges (0-based). Failures come back
+as JSON-RPC errors whose message is one line a user can act on.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from memory_lens.core.discovery import Scope
+from memory_lens.core.edit import EmptyEntryError, plan_add
+from memory_lens.core.entries import (
+    EntryNotFoundError,
+    NoProjectError,
+    list_entries,
+    memory_file_for,
+    remove_entry,
+    remove_entry_at,
+    resolve_scope,
+    save_entry,
+)
+from memory_lens.core.markdown import parse, split_lines
+from memory_lens.core.writer import MemoryFileError
+from memory_lens.lsp import protocol
+from memory_lens.lsp.convert import first_object, lines_range, path_to_uri, uri_to_path
+from memory_lens.lsp.edits import add_entry_edit
+from memory_lens.lsp.effective import effective_result, memory_for_uri, target_dir_of
+from memory_lens.lsp.server import MemoryLensServer
+
+
+class RequestFailed(JsonRpcException):
+    """LSP's RequestFailed: the request was valid but could not be carried out."""
+
+    CODE = -32803
+
+
+def _str_arg(args: dict, name: str, required: bool = True) -> str | None:
+    value = args.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise JsonRpcInvalidParams(message=f"argument {name!r} must be a non-empty string")
+    return value
+
+
+def _scope_arg(args: dict, allowed: tuple[str, ...] = ("project", "global")) -> str | None:
+    scope = args.get("scope")
+    if scope is not None and scope not in allowed:
+        raise JsonRpcInvalidParams(message=f"argument 'scope' must be one of {', '.join(allowed)}")
+    return scope
+
+
+def _line_arg(args: dict) -> int:
+    line = args.get("line")
+    if not isinstance(line, int) or isinstance(line, bool) or line < 1:
+        raise JsonRpcInvalidParams(message="argument 'line' must be a 1-based line number")
+    return line
+
+
+def target_dir_for(ls: MemoryLensServer, uri: str | None) -> Path | None:
+    """Where project memory is looked up: the document's directory, else the first folder."""
+    path = uri_to_path(uri) if uri else None
+    if path is not None:
+        return target_dir_of(path)
+    folders = ls.folders()
+    return folders[0] if folders else None
+
+
+def scope_of(ls: MemoryLensServer, path: Path) -> Scope:
+    real = os.path.realpath(path)
+    globals_ = {os.path.realpath(p) for p in ls.settings.global_files()}
+    return Scope.GLOBAL if real in globals_ else Scope.PROJECT
+
+
+def _failed(err: Exception) -> RequestFailed:
+    return RequestFailed(message=str(err).strip("'\""))
+
+
+def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
+    """Save `text` in `scope` memory (project by default inside a project)."""
+    text = _str_arg(args, "text")
+    scope = _scope_arg(args)
+    uri = _str_arg(args, "uri", required=False)
+    directory = target_dir_for(ls, uri)
+    assert text is not None
+    try:
+        if directory is None:
+            if scope == "project":
+                raise NoProjectError("no project: open a file or folder inside a project, or save to global memory")
+            chosen, root = Scope.GLOBAL, None
+        else:
+            chosen, root = resolve_scope(scope, directory)
+        path = memory_file_for(chosen, root, ls.settings)
+        doc = ls.open_doc(path)
+        if doc is not None and doc.text != ls.store.read(path).text and ls.supports("workspace.apply_edit"):
+            return _save_in_buffer(ls, path, chosen, text)
+        if directory is None:
+            directory = ls.settings.global_dir if ls.settings.global_dir.is_dir() else Path.home()
+        result = save_entry(text, directory, ls.settings, chosen)
+    except (EmptyEntryError, NoProjectError, MemoryFileError) as err:
+        raise _failed(err) from None
+    ls.store.invalidate([result.path])
+    ls.live.request_paths({result.path})
+    return {"path": str(result.path), "uri": path_to_uri(result.path), "scope": result.scope.value,
+            "text": result.text, "line": result.line + 1, "added": result.added, "created": result.created}
+
+
+def _save_in_buffer(ls: MemoryLensServer, path: Path, scope: Scope, text: str) -> dict[str, Any]:
+    """The memory file is open with unsaved edits: add the entry to the buffer, not the disk."""
+    doc = ls.open_doc(path)
+    assert doc is not None
+    plan = plan_add(doc.text, text)
+    if not plan.already_present:
+        edit = add_entry_edit(ls, path, plan, confirm=False)
+        ls.workspace_apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label="Memory Lens: save entry"))
+    return {"path": str(path), "uri": path_to_uri(path), "scope": scope.value, "text": plan.text,
+            "line": plan.entry_line + 1, "added": not plan.already_present, "created": False,
+            "unsaved": True}
+
+
+def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
+    """Remove the entry at `{uri, line}`, or the first matching `{text, scope?, uri?}`."""
+    try:
+        if "line" in args:
+            uri = _str_arg(args, "uri")
+            line = _line_arg(args)
+            path = uri_to_path(uri or "")
+            if path is None:
+                raise JsonRpcInvalidParams(message="argument 'uri' must be a file: URI")
+            entry = remove_entry_at(path, line - 1)
+            result = {"path": str(path), "uri": path_to_uri(path), "scope": scope_of(ls, path).value,
+                      "text": entry.text, "line": entry.line + 1}
+        else:
+            text = _str_arg(args, "text")
+            scope = _scope_arg(args)
+            directory = target_dir_for(ls, _str_arg(args, "uri", required=False))
+            if directory is None:
+                directory, scope = Path.home(), "global"
+            assert text is not None
+            removed = remove_entry(text, directory, ls.settings, scope)
+            path = removed.path
+            result = {"path": str(path), "uri": path_to_uri(path), "scope": removed.scope.value,
+                      "text": removed.text, "line": removed.line}
+    except (EntryNotFoundError, MemoryFileError) as err:
+        raise _failed(err) from None
+    ls.store.invalidate([path])
+    ls.live.request_paths({path})
+    return result
+
+
+def move(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
+    """Move the entry at `{uri, line}` to `scope` memory: saved there first, then removed here."""
+    uri = _str_arg(args, "uri")
+    line = _line_arg(args)
+    scope = _scope_arg(args)
+    if scope is None:
+        raise JsonRpcInvalidParams(message="argument 'scope' (the destination) is required")
+    path = uri_to_path(uri or "")
+    if path is None:
+        raise JsonRpcInvalidParams(message="argument 'uri' must be a file: URI")
+    got = ls.store.read(path)
+    entry = parse(got.text).entry_at(line - 1) if got.ok else None
+    if entry is None:
+        raise RequestFailed(message=f"{path}:{line}: no memory entry on that line")
+    saved = save(ls, {"text": entry.text, "scope": scope, "uri": uri})
+    if os.path.realpath(saved["path"]) != os.path.realpath(path):
+        remove(ls, {"uri": uri, "line": entry.line + 1})
+    return saved
+
+
+def list_command(ls: MemoryLensServer, args: dict) -> list[dict[str, Any]]:
+    """The entries of the chain of `uri` (or of the first workspace folder)."""
+    scope = _scope_arg(args, ("project", "global", "all")) or "all"
+    uri = _str_arg(args, "uri", required=False)
+    if uri is None:
+        folders = ls.folders()
+        uri = path_to_uri(folders[0] / "_") if folders else "untitled:memory-lens"
+    memory = memory_for_uri(ls, uri)
+    scopes = [Scope.GLOBAL, Scope.PROJECT] if scope == "all" else [Scope(scope)]
+    texts = {s.path: split_lines(s.text) for s in memory.sources if s.readable}
+    out = []
+    for e in list_entries(memory, scopes):
+        rng = lines_range(texts.get(e.path, []), e.line - 1, e.end_line - 1, ls.position_encoding)
+        out.append({**e.to_json(), "uri": path_to_uri(e.path), "endLine": e.end_line,
+                    "range": {"start": {"line": rng.start.line, "character": rng.start.character},
+                              "end": {"line": rng.end.line, "character": rng.end.character}}})
+    return out
+
+
+def register(server: MemoryLensServer) -> None:
+    @server.command(protocol.CMD_SAVE)
+    def cmd_save(ls: MemoryLensServer, *args: Any) -> dict[str, Any]:
+        return save(ls, first_object(list(args)))
+
+    @server.command(protocol.CMD_REMOVE)
+    def cmd_remove(ls: MemoryLensServer, *args: Any) -> dict[str, Any]:
+        return remove(ls, first_object(list(args)))
+
+    @server.command(protocol.CMD_MOVE)
+    def cmd_move(ls: MemoryLensServer, *args: Any) -> dict[str, Any]:
+        return move(ls, first_object(list(args)))
+
+    @server.command(protocol.CMD_LIST)
+    def cmd_list(ls: MemoryLensServer, *args: Any) -> list[dict[str, Any]]:
+        return list_command(ls, first_object(list(args)))
+
+    @server.command(protocol.CMD_EFFECTIVE)
+    def cmd_effective(ls: MemoryLensServer, *args: Any) -> dict[str, Any]:
+        data = first_object(list(args))
+        uri = _str_arg(data, "uri")
+        assert uri is not None
+        return effective_result(ls, uri, annotated=bool(data.get("annotated")))
+
+    @server.command(protocol.CMD_REFRESH)
+    async def cmd_refresh(ls: MemoryLensServer, *args: Any) -> dict[str, Any]:
+        ls.store.invalidate()
+        ls.live.request_full()
+        await ls.live.idle()
+        return {"files": len(ls.store.known())}

@@ -1,0 +1,82 @@
+"""The `memoryLens` settings section: parsed leniently, merged in one documented order.
+
+Order: the defaults from `memory-lens serve` (its flags and environment), then
+`initializationOptions`, then `workspace/configuration` (refreshed on
+`workspace/didChangeConfiguration`). A value that is missing or `null` keeps the earlier one; an
+invalid value is logged once and ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from memory_lens.core.settings import Settings, SettingsError, validate_filenames
+from memory_lens.lsp.protocol import SETTINGS_SECTION
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """The settings a client may send (camelCase on the wire)."""
+
+    filenames: tuple[str, ...] | None = None
+    global_dir: str | None = None
+    token_budget: int | None = None
+    debug: bool = False
+
+
+def section(raw: Any) -> dict:
+    """The `memoryLens` object of RAW: accepts `{"memoryLens": {...}}` or the object itself."""
+    if not isinstance(raw, dict):
+        return {}
+    inner = raw.get(SETTINGS_SECTION)
+    return inner if isinstance(inner, dict) else raw
+
+
+def parse_config(raw: Any, base: ServerConfig, warn: Callable[[str], None]) -> ServerConfig:
+    """BASE updated with the valid values of RAW; invalid ones are reported through WARN."""
+    data = section(raw)
+    cfg = base
+    if "filenames" in data and data["filenames"] is not None:
+        value = data["filenames"]
+        if isinstance(value, str):
+            value = [v for v in value.split(",") if v.strip()]
+        try:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise SettingsError("memoryLens.filenames must be a list of file names")
+            cfg = replace(cfg, filenames=validate_filenames(value))
+        except SettingsError as err:
+            warn(f"ignoring setting memoryLens.filenames={value!r}: {err}")
+    if "globalDir" in data and data["globalDir"] not in (None, ""):
+        value = data["globalDir"]
+        if isinstance(value, str):
+            cfg = replace(cfg, global_dir=value)
+        else:
+            warn(f"ignoring setting memoryLens.globalDir={value!r}: expected a directory path")
+    if "tokenBudget" in data and data["tokenBudget"] is not None:
+        value = data["tokenBudget"]
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            cfg = replace(cfg, token_budget=value)
+        else:
+            warn(f"ignoring setting memoryLens.tokenBudget={value!r}: expected a whole number, 0 or more")
+    if "debug" in data and data["debug"] is not None:
+        value = data["debug"]
+        if isinstance(value, bool):
+            cfg = replace(cfg, debug=value)
+        else:
+            warn(f"ignoring setting memoryLens.debug={value!r}: expected true or false")
+    return cfg
+
+
+def to_settings(cfg: ServerConfig, base: Settings) -> Settings:
+    """The core Settings for CFG, starting from BASE (the serve command's own settings)."""
+    settings = base
+    if cfg.filenames:
+        settings = replace(settings, filenames=cfg.filenames)
+    if cfg.global_dir:
+        settings = replace(settings, global_dir=Path(cfg.global_dir).expanduser().absolute())
+    if cfg.token_budget is not None:
+        # A token budget replaces the byte budget, as `--token-budget` alone does on the CLI.
+        settings = replace(settings, budget_tokens=cfg.token_budget, budget_bytes=None)
+    return settings

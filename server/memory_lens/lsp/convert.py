@@ -1,0 +1,88 @@
+"""Conversions between the core's world (paths, 1-based lines, characters) and LSP's (URIs,
+0-based positions in the client's position encoding), and between raw JSON params and dicts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.uris import from_fs_path, to_fs_path, uri_scheme
+
+
+def uri_to_path(uri: str) -> Path | None:
+    """The filesystem path of a `file:` URI, else None (untitled buffers, other schemes)."""
+    if not isinstance(uri, str) or uri_scheme(uri) != "file":
+        return None
+    fs = to_fs_path(uri)
+    return Path(fs) if fs else None
+
+
+def path_to_uri(path: Path | str) -> str:
+    return from_fs_path(os.fspath(path)) or Path(path).as_uri()
+
+
+def plain(value: Any) -> Any:
+    """Params as plain JSON values: pygls hands custom params over as namedtuples or attrs."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if hasattr(value, "__attrs_attrs__"):
+        from lsprotocol import converters
+
+        return converters.get_converter().unstructure(value)
+    return value
+
+
+def first_object(args: Any) -> dict:
+    """The single object argument of a command (`arguments: [{...}]`), or InvalidParams."""
+    args = plain(args)
+    if isinstance(args, list):
+        args = args[0] if len(args) == 1 else ({} if not args else None)
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise JsonRpcInvalidParams(message="expected one object argument, e.g. [{\"uri\": \"file:///...\"}]")
+    return args
+
+
+def text_document_uri(params: Any) -> str:
+    """`params.textDocument.uri` as a string, or a JSON-RPC InvalidParams error."""
+    data = plain(params)
+    doc = data.get("textDocument") if isinstance(data, dict) else None
+    uri = doc.get("uri") if isinstance(doc, dict) else None
+    if not isinstance(uri, str) or not uri:
+        raise JsonRpcInvalidParams(message='expected params {"textDocument": {"uri": "<file URI>"}}')
+    return uri
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def client_column(line_text: str, chars: int, encoding: Any) -> int:
+    """Column CHARS (in code points) of LINE_TEXT in the client's position encoding."""
+    prefix = line_text[:chars]
+    if encoding in (types.PositionEncodingKind.Utf32, "utf-32"):
+        return len(prefix)
+    if encoding in (types.PositionEncodingKind.Utf8, "utf-8"):
+        return len(prefix.encode("utf-8"))
+    return utf16_len(prefix)
+
+
+def line_text(lines: list[str], line: int) -> str:
+    return lines[line].rstrip("\r\n") if 0 <= line < len(lines) else ""
+
+
+def lines_range(lines: list[str], start: int, end: int, encoding: Any) -> types.Range:
+    """A range from the start of 0-based line START to the end of line END (inclusive)."""
+    end_text = line_text(lines, end)
+    return types.Range(
+        start=types.Position(line=max(start, 0), character=0),
+        end=types.Position(line=max(end, 0), character=client_column(end_text, len(end_text), encoding)),
+    )

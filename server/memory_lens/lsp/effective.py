@@ -1,0 +1,77 @@
+"""memory/effective: the merged memory an agent would load for a document.
+
+Params `{"textDocument": {"uri"}, "annotated"?: bool}`. The result mirrors
+`memory-lens show --format json` (camelCase), with file URIs, a token estimate, and a `dirty`
+flag on each source that is open with unsaved edits. Non-`file:` URIs (untitled buffers) get the
+global memory only. Files need not be open, nor exist: the nearest existing directory is used.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from memory_lens.core.discovery import ChainPlan, Candidate, Scope
+from memory_lens.core.merge import Memory, merge_plan
+from memory_lens.lsp.convert import path_to_uri, plain, text_document_uri, uri_to_path
+from memory_lens.lsp.protocol import EFFECTIVE_REQUEST
+from memory_lens.lsp.server import MemoryLensServer
+
+
+def target_dir_of(path: Path) -> Path:
+    """The directory memory is loaded for: the file's own directory (symlinks resolved), or the
+    nearest existing ancestor when the file or its directory does not exist yet."""
+    real = Path(os.path.realpath(path))
+    if real.is_dir():
+        return real
+    directory = real.parent
+    while not directory.is_dir() and directory != directory.parent:
+        directory = directory.parent
+    return directory
+
+
+def memory_for_uri(ls: MemoryLensServer, uri: str) -> Memory:
+    """The effective memory for URI (global memory only for non-file URIs)."""
+    path = uri_to_path(uri)
+    if path is None:
+        cands = tuple(Candidate(p, Scope.GLOBAL) for p in ls.settings.global_files())
+        return merge_plan(ChainPlan(target_dir=Path("/"), project_root=None, candidates=cands), ls.store.read)
+    return ls.store.memory_for(target_dir_of(path))
+
+
+def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False) -> dict[str, Any]:
+    """The memory/effective result for URI."""
+    memory = memory_for_uri(ls, uri)
+    docs = ls.open_memory_docs()
+    sources = []
+    for s in memory.sources:
+        doc = docs.get(s.path)
+        sources.append({
+            "uri": path_to_uri(s.path),
+            "path": str(s.path),
+            "scope": s.scope.value,
+            "readable": s.readable,
+            "bytes": s.bytes,
+            "tokens": s.tokens,
+            "dirty": doc is not None and doc.text != s.text,
+            "reason": s.reason,
+        })
+    result: dict[str, Any] = {
+        "text": memory.text,
+        "projectRoot": None if memory.project_root is None else str(memory.project_root),
+        "targetDir": None if uri_to_path(uri) is None else str(memory.target_dir),
+        "tokens": memory.tokens,
+        "sources": sources,
+    }
+    if annotated:
+        result["annotated"] = memory.annotated()
+    return result
+
+
+def register(server: MemoryLensServer) -> None:
+    @server.feature(EFFECTIVE_REQUEST)
+    def effective(ls: MemoryLensServer, params: Any) -> dict[str, Any]:
+        uri = text_document_uri(params)
+        data = plain(params)
+        return effective_result(ls, uri, annotated=bool(data.get("annotated")))

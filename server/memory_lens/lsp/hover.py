@@ -1,0 +1,92 @@
+"""textDocument/hover in a memory file.
+
+On an entry: where else the same entry (normalised) appears: duplicates in this file, copies
+in more general files of the chain, and copies in other memory files, with links. On the
+first line: a summary of the effective memory at that folder (sources, tokens, budget).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lsprotocol import types
+
+from memory_lens.core.markdown import parse
+from memory_lens.core.merge import Memory
+from memory_lens.lsp.convert import path_to_uri, uri_to_path
+from memory_lens.lsp.effective import target_dir_of
+from memory_lens.lsp.server import MemoryLensServer
+
+
+def link(path: Path, line: int) -> str:
+    """A Markdown link to 0-based LINE of PATH."""
+    return f"[{path}:{line + 1}]({path_to_uri(path)}#L{line + 1})"
+
+
+def summary(memory: Memory, budget_bytes: int | None, budget_tokens: int | None) -> str:
+    loaded = [s for s in memory.sources if s.readable and s.content]
+    limit = []
+    if budget_bytes is not None:
+        limit.append(f"{memory.size_bytes} of {budget_bytes} bytes")
+    if budget_tokens is not None:
+        limit.append(f"~{memory.tokens} of {budget_tokens} tokens")
+    lines = [f"**Effective memory here** ({memory.target_dir}): {len(loaded)} file"
+             f"{'s' if len(loaded) != 1 else ''} · ~{memory.tokens} tokens"
+             + (f" · {', '.join(limit)}" if limit else ""), ""]
+    for i, s in enumerate(memory.sources, 1):
+        state = f"~{s.tokens} tokens" if s.readable else f"**unreadable**: {s.reason}"
+        lines.append(f"{i}. `{s.scope.value}` [{s.path}]({path_to_uri(s.path)}) — {state}")
+    if not memory.sources:
+        lines.append("No memory file applies here.")
+    return "\n".join(lines)
+
+
+def entry_hover(ls: MemoryLensServer, path: Path, text: str, line: int) -> str | None:
+    entry = parse(text).entry_at(line)
+    if entry is None:
+        return None
+    key = entry.normalized
+    if not key:
+        return None
+    real = os.path.realpath(path)
+    out: list[str] = []
+    here = [e.line for e in parse(text).entries if e.normalized == key and e.line != entry.line]
+    out += [f"- duplicate in this file: {link(path, n)}" for n in here]
+    memory = ls.store.memory_for(target_dir_of(path))
+    general = []
+    for s in memory.sources:
+        if s.real_path is not None and os.fspath(s.real_path) == real:
+            break
+        general.append(s.path)
+    for hit in ls.store.find_hits(key, general):
+        out.append(f"- more general copy (loads first): {link(hit.path, hit.line)}")
+    others = sorted(p for p in ls.store.known() if p not in general and os.path.realpath(p) != real)
+    for hit in ls.store.find_hits(key, others):
+        out.append(f"- also in {link(hit.path, hit.line)}")
+    head = "**Memory entry**"
+    return head + (" — also appears:\n\n" + "\n".join(out) if out else " — appears only here.")
+
+
+def register(server: MemoryLensServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: MemoryLensServer, params: types.HoverParams) -> types.Hover | None:
+        path = uri_to_path(params.text_document.uri)
+        if not ls.is_memory_path(path):
+            return None
+        assert path is not None
+        try:
+            text = ls.workspace.get_text_document(params.text_document.uri).source
+        except Exception:
+            return None
+        line = params.position.line
+        parts = []
+        entry = entry_hover(ls, path, text, line)
+        if entry:
+            parts.append(entry)
+        if line == 0:
+            s = ls.settings
+            parts.append(summary(ls.store.memory_for(target_dir_of(path)), s.budget_bytes, s.budget_tokens))
+        if not parts:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))

@@ -1,0 +1,77 @@
+"""initialize, initialized, workspace/didChangeConfiguration, workspace/didChangeWorkspaceFolders.
+
+Settings come from `initializationOptions`, then `workspace/configuration` (when the client
+supports it), refreshed on `workspace/didChangeConfiguration`. After `initialized` the server
+registers its file watchers, starts the background workspace scan and the disk poller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from lsprotocol import types
+
+from memory_lens.lsp.protocol import SETTINGS_SECTION
+from memory_lens.lsp.server import MemoryLensServer
+
+log = logging.getLogger("memory_lens.lsp")
+
+
+async def pull_configuration(ls: MemoryLensServer) -> bool:
+    """Ask the client for the `memoryLens` section; True when the settings changed."""
+    if not ls.supports("workspace.configuration"):
+        return False
+    try:
+        result = await asyncio.wait_for(
+            ls.workspace_configuration_async(types.ConfigurationParams(
+                items=[types.ConfigurationItem(section=SETTINGS_SECTION)])),
+            timeout=10,
+        )
+    except Exception as err:
+        ls.warn_once(f"could not read the {SETTINGS_SECTION} settings from the client: {err}")
+        return False
+    if not result:
+        return False
+    return ls.update_config(result[0])
+
+
+def register(server: MemoryLensServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: MemoryLensServer, params: types.InitializeParams) -> None:
+        ls.loop = asyncio.get_running_loop()
+        if params.initialization_options is not None:
+            from memory_lens.lsp.convert import plain
+
+            ls.update_config(plain(params.initialization_options), initial=True)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: MemoryLensServer, params: types.InitializedParams) -> None:
+        from memory_lens.lsp import watch
+
+        ls.live.request_full()
+        watch.start_polling(ls)
+        await watch.register_watchers(ls)
+        if await pull_configuration(ls):
+            ls.live.request_full()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: MemoryLensServer, params: types.DidChangeConfigurationParams) -> None:
+        from memory_lens.lsp import watch
+        from memory_lens.lsp.convert import plain
+
+        changed = ls.update_config(plain(params.settings)) if params.settings else False
+        changed = await pull_configuration(ls) or changed
+        if changed:
+            await watch.register_watchers(ls)
+            ls.live.request_full()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(ls: MemoryLensServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        ls.live.request_full()
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: MemoryLensServer, params: None) -> None:
+        from memory_lens.lsp import watch
+
+        watch.stop_polling(ls)

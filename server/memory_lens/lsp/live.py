@@ -1,0 +1,149 @@
+"""Keeping everything live: rescans and rechecks off the event loop, then one round of updates.
+
+Any change (a client file event, the server's own poll, a save, new settings) asks the engine
+for work: a full pass (rescan the workspace, recheck every file) or a partial one (the changed
+memory files and the files below them). One job runs at a time on a worker thread; requests
+that arrive meanwhile are merged into the next job. After each job the engine republishes
+diagnostics that changed, refreshes code lenses (`workspace/codeLens/refresh`) and sends
+`memory/didChange` with the URIs of the memory files that changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from memory_lens.lsp import diagnostics
+from memory_lens.lsp.convert import path_to_uri
+from memory_lens.lsp.protocol import DID_CHANGE_NOTIFICATION
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer
+
+log = logging.getLogger("memory_lens.lsp")
+
+
+class LiveEngine:
+    """Schedules rescans and rechecks and sends the resulting updates."""
+
+    def __init__(self, ls: MemoryLensServer) -> None:
+        self.ls = ls
+        self._full = False
+        self._changed: set[Path] = set()
+        self._task: asyncio.Task | None = None
+        self.scans = 0
+        self._first_scan_progress = True
+
+    def request_full(self) -> None:
+        """Rescan the workspace and recheck everything."""
+        self._full = True
+        self._kick()
+
+    def request_paths(self, paths: set[Path]) -> None:
+        """Recheck memory files PATHS (changed on disk) and every file their change affects."""
+        if paths:
+            self._changed |= paths
+            self._kick()
+
+    def _kick(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._run())
+
+    async def idle(self) -> None:
+        """Wait until no job is pending (used by `memoryLens.server.refresh`)."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    async def _run(self) -> None:
+        while self._full or self._changed:
+            full, changed = self._full, self._changed
+            self._full, self._changed = False, set()
+            try:
+                await self._job(full, changed)
+            except Exception:  # keep the engine alive whatever happens in one job
+                log.exception("memory-lens: update failed")
+
+    async def _job(self, full: bool, changed: set[Path]) -> None:
+        ls = self.ls
+        store = ls.store
+        before = store.known()
+        if full:
+            folders = ls.folders()
+            token = await self._progress_begin() if self._first_scan_progress else None
+            self._first_scan_progress = False
+            try:
+                known = await asyncio.to_thread(store.scan, folders)
+            finally:
+                self._progress_end(token, len(store.known()))
+            self.scans += 1
+            targets = set(known)
+            store.invalidate()
+        else:
+            for path in changed:
+                exists = path.exists() or path.is_symlink()
+                in_scope = path in set(store.settings.global_files()) or any(
+                    path.is_relative_to(f) for f in ls.folders())
+                if exists and in_scope and ls.is_memory_path(path):
+                    store.add_known(path)
+                elif not exists:
+                    store.drop_known(path)
+            store.invalidate(changed)
+        known = store.known()
+        docs = ls.open_memory_docs()
+        if not full:
+            # Open memory files outside the workspace are checked too, while they are open.
+            pool = known | set(docs)
+            targets = set()
+            for path in changed:
+                targets |= store.affected_by(path, pool)
+        else:
+            targets |= set(docs)
+        texts = {p: d.text for p, d in docs.items()}
+        results = await asyncio.to_thread(diagnostics.compute, store, sorted(targets), texts,
+                                          ls.position_encoding)
+        for path, diags in results.items():
+            doc = docs.get(path)
+            diagnostics.publish(ls, path, diags, doc.version if doc else None)
+        for path in before - known:
+            if path not in docs:
+                diagnostics.clear(ls, path)
+        uris = sorted(path_to_uri(p) for p in (known | before if full else changed))
+        self.notify_changed(uris)
+
+    def notify_changed(self, uris: list[str]) -> None:
+        """Tell the client memory changed: `memory/didChange` and a code lens refresh."""
+        ls = self.ls
+        ls.protocol.notify(DID_CHANGE_NOTIFICATION, {"uris": uris})
+        if ls.supports("workspace.code_lens.refresh_support"):
+            try:
+                ls.workspace_code_lens_refresh(None)
+            except Exception as err:
+                log.warning("codeLens refresh failed: %s", err)
+
+    async def _progress_begin(self) -> str | None:
+        ls = self.ls
+        if not ls.supports("window.work_done_progress"):
+            return None
+        token = f"memory-lens-scan-{uuid.uuid4().hex[:8]}"
+        try:
+            await asyncio.wait_for(ls.work_done_progress.create_async(token), timeout=5)
+            ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+                title="Memory Lens", message="indexing memory files", cancellable=False))
+        except Exception as err:
+            log.info("no progress reporting: %s", err)
+            return None
+        return token
+
+    def _progress_end(self, token: str | None, count: int) -> None:
+        if token is None:
+            return
+        try:
+            self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd(
+                message=f"{count} memory file{'s' if count != 1 else ''}"))
+        except Exception as err:
+            log.info("progress end failed: %s", err)

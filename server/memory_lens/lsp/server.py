@@ -1,0 +1,192 @@
+"""The Memory Lens language server: its state, and the one place where features are wired.
+
+Each feature lives in its own module with a `register(server)` function; `build_server` calls
+them all. Importing a feature module registers nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.lsp.server import LanguageServer
+
+from memory_lens import __version__
+from memory_lens.core.settings import Settings
+from memory_lens.lsp.config import ServerConfig, parse_config, to_settings
+from memory_lens.lsp.convert import uri_to_path
+from memory_lens.lsp.protocol import SERVER_NAME
+from memory_lens.lsp.store import MemoryStore
+
+log = logging.getLogger("memory_lens.lsp")
+
+
+class OpenDoc:
+    """An open buffer of a memory file: where it is, what it says, which version."""
+
+    __slots__ = ("uri", "path", "text", "version")
+
+    def __init__(self, uri: str, path: Path, text: str, version: int | None) -> None:
+        self.uri, self.path, self.text, self.version = uri, path, text, version
+
+
+class MemoryLensServer(LanguageServer):
+    """Server state: configuration, the memory store, the live engine."""
+
+    def __init__(self, base_settings: Settings, debug: bool = False) -> None:
+        super().__init__(SERVER_NAME, __version__,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.base_settings = base_settings
+        self.config = ServerConfig(debug=debug)
+        self.init_config = self.config  # after initializationOptions: the base of later updates
+        self.store = MemoryStore(base_settings)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.published: dict[str, list[types.Diagnostic]] = {}
+        self.watching_files = False  # the client watches memory files for us
+        self.poll_snapshot: dict[Path, object] = {}
+        self.poll_task: asyncio.Task | None = None
+        self._warned: set[str] = set()
+        from memory_lens.lsp.live import LiveEngine
+
+        self.live = LiveEngine(self)
+
+    # Capabilities and messages -----------------------------------------------------------------
+
+    def supports(self, field: str) -> bool:
+        """True when the client declared capability FIELD (dotted, snake_case)."""
+        try:
+            return bool(get_capability(self.client_capabilities, field, None))
+        except Exception:  # capabilities not known yet, or an unknown field
+            return False
+
+    def log_message(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        """Log to stderr, and to the client's log (window/logMessage)."""
+        log.log(logging.WARNING if kind <= types.MessageType.Warning else logging.INFO, message)
+        try:
+            self.window_log_message(types.LogMessageParams(type=kind, message=message))
+        except Exception:  # no connection yet
+            pass
+
+    def warn_once(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            self.log_message(message, types.MessageType.Warning)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Errors go to the log, not to pop-ups: request errors already reach the client."""
+        log.error("%s", error)
+
+    # Settings ----------------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        return self.store.settings
+
+    def update_config(self, raw: Any, initial: bool = False) -> bool:
+        """Apply RAW settings over the initial ones (INITIAL: RAW are the initializationOptions);
+        True when the effective settings changed."""
+        self.config = parse_config(raw, self.init_config, self.warn_once)
+        if initial:
+            self.init_config = self.config
+        logging.getLogger("memory_lens").setLevel(logging.DEBUG if self.config.debug else logging.INFO)
+        new = to_settings(self.config, self.base_settings)
+        if new == self.store.settings:
+            return False
+        self.store = MemoryStore(new)
+        return True
+
+    # Workspace -----------------------------------------------------------------------------------
+
+    def folders(self) -> list[Path]:
+        """The workspace folders as filesystem paths (the root URI when there are none)."""
+        paths: list[Path] = []
+        try:
+            workspace = self.workspace
+        except RuntimeError:
+            return paths
+        for folder in workspace.folders.values():
+            p = uri_to_path(folder.uri)
+            if p is not None and p not in paths:
+                paths.append(p)
+        if not paths and workspace.root_uri:
+            p = uri_to_path(workspace.root_uri)
+            if p is not None:
+                paths.append(p)
+        return [Path(os.path.realpath(p)) for p in paths if p.is_dir()]
+
+    def is_memory_path(self, path: Path | None) -> bool:
+        return path is not None and path.name in self.settings.filenames
+
+    def open_memory_docs(self) -> dict[Path, OpenDoc]:
+        """Every open buffer of a memory file, by path."""
+        docs: dict[Path, OpenDoc] = {}
+        try:
+            documents = list(self.workspace.text_documents.items())
+        except RuntimeError:
+            return docs
+        for uri, doc in documents:
+            path = uri_to_path(uri)
+            if self.is_memory_path(path):
+                assert path is not None
+                docs[path] = OpenDoc(uri, path, doc.source, doc.version)
+        return docs
+
+    def open_doc(self, path: Path) -> OpenDoc | None:
+        return self.open_memory_docs().get(path)
+
+    @property
+    def position_encoding(self) -> Any:
+        try:
+            return self.workspace.position_encoding
+        except RuntimeError:
+            return types.PositionEncodingKind.Utf16
+
+
+def build_server(settings: Settings, debug: bool = False) -> MemoryLensServer:
+    """A server with every feature registered."""
+    from memory_lens.lsp import (
+        code_actions,
+        code_lens,
+        commands,
+        documents,
+        effective,
+        hover,
+        lifecycle,
+        symbols,
+        watch,
+    )
+
+    server = MemoryLensServer(settings, debug)
+    for feature in (lifecycle, documents, watch, effective, commands, code_actions, hover, code_lens, symbols):
+        feature.register(server)
+    return server
+
+
+class _QuietExpectedErrors(logging.Filter):
+    """Drop pygls's tracebacks for errors we answer on purpose (bad params, failed requests):
+    the client gets them as JSON-RPC errors already."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+
+        if isinstance(exc, JsonRpcException) and not isinstance(exc, JsonRpcInternalError):
+            return False
+        return not (record.name.startswith("pygls") and "Invalid Params" in record.getMessage())
+
+
+def run_stdio(settings: Settings, debug: bool = False) -> None:
+    """Serve LSP on stdin/stdout until the client exits. Logs go to stderr only."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("memory-lens: %(levelname)s: %(message)s"))
+    if not debug:
+        handler.addFilter(_QuietExpectedErrors())
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[handler])
+    logging.getLogger("pygls").setLevel(logging.DEBUG if debug else logging.WARNING)
+    build_server(settings, debug).start_io()

@@ -1,0 +1,108 @@
+"""textDocument/documentSymbol (sections and entries) and workspace/symbol (every entry of every
+memory file, the global ones included)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+
+from memory_lens.core.markdown import Entry, Outline, parse, split_lines
+from memory_lens.core.markdown import normalize
+from memory_lens.lsp.convert import lines_range, path_to_uri, uri_to_path
+from memory_lens.lsp.server import MemoryLensServer
+
+MAX_WORKSPACE_RESULTS = 500
+
+
+def entry_name(entry: Entry) -> str:
+    first = entry.text.split("\n", 1)[0].strip() or "(empty entry)"
+    return first if len(first) <= 80 else first[:79] + "…"
+
+
+def document_symbols(outline: Outline, encoding: object) -> list[types.DocumentSymbol]:
+    """Headings nest by level; entries sit under the heading they follow."""
+    lines = outline.lines
+    roots: list[types.DocumentSymbol] = []
+    stack: list[tuple[int, types.DocumentSymbol]] = []
+    items = sorted([(h.line, "h", h) for h in outline.headings] + [(e.line, "e", e) for e in outline.entries],
+                   key=lambda t: t[0])
+    last = max(len(lines) - 1, 0)
+    for line, kind, item in items:
+        if kind == "h":
+            end = outline.section_end(item.line, item.level)
+            sym = types.DocumentSymbol(
+                name=item.title or "(untitled section)", kind=types.SymbolKind.Namespace,
+                range=lines_range(lines, item.line, min(max(end - 1, item.line), last), encoding),
+                selection_range=lines_range(lines, item.line, item.line, encoding), children=[])
+            while stack and stack[-1][0] >= item.level:
+                stack.pop()
+            (stack[-1][1].children if stack else roots).append(sym)
+            stack.append((item.level, sym))
+        else:
+            sym = types.DocumentSymbol(
+                name=entry_name(item), kind=types.SymbolKind.String,
+                range=lines_range(lines, item.line, item.end_line, encoding),
+                selection_range=lines_range(lines, item.line, item.line, encoding))
+            (stack[-1][1].children if stack else roots).append(sym)
+    return roots
+
+
+def flat_symbols(uri: str, outline: Outline, encoding: object) -> list[types.SymbolInformation]:
+    out = []
+    for h in outline.headings:
+        out.append(types.SymbolInformation(name=h.title or "(untitled section)", kind=types.SymbolKind.Namespace,
+                                           location=types.Location(uri=uri, range=lines_range(outline.lines, h.line, h.line, encoding))))
+    for e in outline.entries:
+        out.append(types.SymbolInformation(name=entry_name(e), kind=types.SymbolKind.String,
+                                           location=types.Location(uri=uri, range=lines_range(outline.lines, e.line, e.end_line, encoding))))
+    return out
+
+
+def search_entries(ls: MemoryLensServer, query: str) -> list[types.SymbolInformation]:
+    """Entries of every known memory file whose text contains QUERY (normalised), in path order."""
+    wanted = normalize(query) if query.strip() else ""
+    results: list[types.SymbolInformation] = []
+    docs = ls.open_memory_docs()
+    for path in sorted(ls.store.known()):
+        doc = docs.get(path)
+        if doc is not None:
+            text = doc.text
+        else:
+            got = ls.store.read(path)
+            if not got.ok:
+                continue
+            text = got.text
+        matches = [e for e in ls.store.entries(path, text).entries if wanted in e.normalized]
+        if not matches:
+            continue
+        lines = split_lines(text)
+        uri = path_to_uri(path)
+        for e in matches:
+            results.append(types.SymbolInformation(
+                name=entry_name(e), kind=types.SymbolKind.String, container_name=str(path),
+                location=types.Location(uri=uri, range=lines_range(lines, e.line, e.end_line, ls.position_encoding))))
+            if len(results) >= MAX_WORKSPACE_RESULTS:
+                return results
+    return results
+
+
+def register(server: MemoryLensServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def document_symbol(ls: MemoryLensServer, params: types.DocumentSymbolParams):
+        uri = params.text_document.uri
+        path = uri_to_path(uri)
+        if not ls.is_memory_path(path):
+            return []
+        try:
+            text = ls.workspace.get_text_document(uri).source
+        except Exception:
+            return []
+        outline = parse(text)
+        if ls.supports("text_document.document_symbol.hierarchical_document_symbol_support"):
+            return document_symbols(outline, ls.position_encoding)
+        return flat_symbols(uri, outline, ls.position_encoding)
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    def workspace_symbol(ls: MemoryLensServer, params: types.WorkspaceSymbolParams):
+        return search_entries(ls, params.query or "")

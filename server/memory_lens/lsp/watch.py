@@ -1,0 +1,167 @@
+"""workspace/didChangeWatchedFiles, plus the server's own watch on disk.
+
+When the client supports it, the server registers watchers (dynamically) for the memory
+filenames, `.git` markers and ignore files. Because the global directory lies outside the
+workspace, and because some clients watch nothing, the server also polls, off the event loop:
+every known memory file, the global files, and every candidate memory file and `.git` marker of
+the chains of open documents and workspace folders. A change shows up within a second either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from pathlib import Path
+
+from lsprotocol import types
+
+from memory_lens.core.discovery import GIT_MARKER, local_dirs, find_project_root
+from memory_lens.core.scan import GEMINI_IGNORE, GIT_IGNORE
+from memory_lens.lsp.convert import path_to_uri, uri_to_path
+from memory_lens.lsp.server import MemoryLensServer
+from memory_lens.lsp.store import identity
+
+log = logging.getLogger("memory_lens.lsp")
+REGISTRATION_ID = "memory-lens-watched-files"
+POLL_MIN_SECONDS = 0.25
+POLL_COST_FACTOR = 20  # sleep at least 20x what one poll costs: the poll stays under ~5% of a core
+
+
+def _watchers(ls: MemoryLensServer) -> list[types.FileSystemWatcher]:
+    names = list(ls.settings.filenames)
+    globs = [f"**/{n}" for n in names] + [f"**/{GIT_MARKER}", f"**/{GIT_IGNORE}", f"**/{GEMINI_IGNORE}"]
+    watchers = [types.FileSystemWatcher(glob_pattern=g) for g in globs]
+    if ls.supports("workspace.did_change_watched_files.relative_pattern_support"):
+        base = path_to_uri(ls.settings.global_dir)
+        watchers += [types.FileSystemWatcher(glob_pattern=types.RelativePattern(base_uri=base, pattern=n))
+                     for n in names]
+    return watchers
+
+
+async def register_watchers(ls: MemoryLensServer) -> None:
+    """(Re)register file watchers with the client, when it supports dynamic registration."""
+    if not ls.supports("workspace.did_change_watched_files.dynamic_registration"):
+        return
+    try:
+        if ls.watching_files:
+            await asyncio.wait_for(ls.client_unregister_capability_async(types.UnregistrationParams(
+                unregisterations=[types.Unregistration(id=REGISTRATION_ID,
+                                                       method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES)])), 10)
+        await asyncio.wait_for(ls.client_register_capability_async(types.RegistrationParams(registrations=[
+            types.Registration(
+                id=REGISTRATION_ID,
+                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=_watchers(ls)),
+            )])), 10)
+        ls.watching_files = True
+    except Exception as err:
+        ls.warn_once(f"the client did not accept file watchers ({err}); watching from the server only")
+
+
+def classify(ls: MemoryLensServer, paths: set[Path]) -> tuple[set[Path], bool]:
+    """Split changed PATHS into memory files, and whether a full rescan is needed."""
+    names = set(ls.settings.filenames)
+    memory = {p for p in paths if p.name in names}
+    full = any(p.name in (GIT_MARKER, GIT_IGNORE, GEMINI_IGNORE) for p in paths)
+    return memory, full
+
+
+def on_disk_change(ls: MemoryLensServer, paths: set[Path]) -> None:
+    """React to changes on disk, from whichever watcher saw them first."""
+    memory, full = classify(ls, paths)
+    for p in paths:
+        ls.poll_snapshot[p] = _state(p)
+    if full:
+        ls.live.request_full()
+    elif memory:
+        ls.live.request_paths(memory)
+
+
+def _state(path: Path) -> object:
+    if path.name == GIT_MARKER:
+        return os.path.exists(path)  # only presence matters: git rewrites .git all the time
+    if os.path.islink(path) and not os.path.exists(path):
+        return "dangling"
+    return identity(path)
+
+
+def watch_set(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
+    """Every path the poller looks at (see the module docstring)."""
+    settings = ls.settings
+    paths = set(ls.store.known()) | set(settings.global_files())
+    dirs: set[Path] = set()
+    for directory in doc_dirs:
+        if directory in dirs:
+            continue
+        root = find_project_root(directory)
+        chain = local_dirs(directory, root)
+        dirs.update(chain)
+        # A `.git` appearing anywhere up the tree changes the project root.
+        dirs.update(d for d in (directory, *directory.parents))
+    for d in dirs:
+        paths.add(d / GIT_MARKER)
+    for d in dirs:
+        paths.update(d / n for n in settings.filenames)
+    return paths
+
+
+def _doc_dirs(ls: MemoryLensServer) -> list[Path]:
+    dirs = list(ls.folders())
+    try:
+        uris = list(ls.workspace.text_documents.keys())
+    except RuntimeError:
+        uris = []
+    for uri in uris:
+        p = uri_to_path(uri)
+        if p is not None:
+            d = Path(os.path.realpath(p.parent))
+            if d.is_dir() and d not in dirs:
+                dirs.append(d)
+    return dirs
+
+
+def _poll_once(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
+    """Compare every watched path with the last poll; return those that changed."""
+    snapshot = ls.poll_snapshot
+    changed: set[Path] = set()
+    for p in watch_set(ls, doc_dirs):
+        state = _state(p)
+        if p in snapshot and snapshot[p] != state:
+            changed.add(p)
+        snapshot[p] = state
+    return changed
+
+
+async def _poll_forever(ls: MemoryLensServer) -> None:
+    while True:
+        started = time.perf_counter()
+        try:
+            changed = await asyncio.to_thread(_poll_once, ls, _doc_dirs(ls))
+            if changed:
+                log.debug("disk changes seen by polling: %s", sorted(map(str, changed)))
+                on_disk_change(ls, changed)
+        except Exception:
+            log.exception("memory-lens: polling failed")
+        cost = time.perf_counter() - started
+        await asyncio.sleep(max(POLL_MIN_SECONDS, cost * POLL_COST_FACTOR))
+
+
+def start_polling(ls: MemoryLensServer) -> None:
+    if ls.poll_task is None or ls.poll_task.done():
+        ls.poll_task = asyncio.ensure_future(_poll_forever(ls))
+
+
+def stop_polling(ls: MemoryLensServer) -> None:
+    if ls.poll_task is not None:
+        ls.poll_task.cancel()
+        ls.poll_task = None
+
+
+def register(server: MemoryLensServer) -> None:
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: MemoryLensServer, params: types.DidChangeWatchedFilesParams) -> None:
+        paths = {p for c in params.changes if (p := uri_to_path(c.uri)) is not None}
+        ls.store.invalidate(paths)
+        on_disk_change(ls, paths)
