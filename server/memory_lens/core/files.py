@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 
@@ -108,7 +108,9 @@ def read_memory_file(path: str | os.PathLike[str]) -> FileRead:
         # O_NONBLOCK: if the path was swapped for a FIFO since stat, open must not block.
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as err:
-        return _stat_failure(p, err)
+        failed = _stat_failure(p, err)
+        # The file exists (stat worked) but cannot be opened: still report its size.
+        return replace(failed, size=st.st_size) if failed.exists else failed
     try:
         fst = os.fstat(fd)
         reason = _kind_reason(fst.st_mode)

@@ -80,7 +80,10 @@ class MemoryLensServer(LanguageServer):
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Errors go to the log, not to pop-ups: request errors already reach the client."""
-        log.error("%s", error)
+        from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+
+        expected = isinstance(error, JsonRpcException) and not isinstance(error, JsonRpcInternalError)
+        log.log(logging.DEBUG if expected else logging.ERROR, "%s", error)
 
     # Settings ----------------------------------------------------------------------------------
 
