@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Run the whole Memory Lens test suite from a fresh clone: set up, install the editors the
+# tests drive, run the Python suite (core, CLI, LSP end-to-end, Neovim and Emacs sessions), then
+# the VS Code client's checks and its end-to-end test in a real VS Code (code-server + Chromium).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/system-deps.sh
+echo "== Python suite" >&2
+.venv/bin/pytest "$@"
+if [ -f client-vscode/scripts/test.sh ]; then
+  echo "== VS Code client" >&2
+  bash client-vscode/scripts/test.sh
+fi
