@@ -1,0 +1,375 @@
+// Drives code-server (VS Code 1.100) in headless Chromium through playwright-core and checks the
+// Memory Lens extension end to end. Started by run.sh, which prepares everything.
+// Usage: node drive.cjs BASE_URL   (env: E2E_RUN, E2E_ARTIFACTS, E2E_SERVER, CHROMIUM, NODE_PATH)
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const { chromium } = require('playwright-core');
+const { layout } = require('./fixture.cjs');
+
+const base = process.argv[2] || 'http://127.0.0.1:18123';
+const world = layout(process.env.E2E_RUN || '/tmp/memory-lens-e2e/run');
+const out = process.env.E2E_ARTIFACTS || path.resolve(__dirname, '..', '..', 'test-artifacts', 'vscode');
+const ws = (rel) => path.join(world.workspace, rel);
+const read = (file) => fs.readFileSync(file, 'utf8');
+const t0 = Date.now();
+const result = { ok: false, steps: [], screenshots: [], checks: {} };
+
+function step(name) {
+  const ms = Date.now() - t0;
+  result.steps.push({ name, ms });
+  console.log(`[${(ms / 1000).toFixed(1)}s] ${name}`);
+}
+
+function check(name, condition, detail) {
+  result.checks[name] = condition ? 'ok' : `FAILED ${detail ?? ''}`.trim();
+  if (!condition) {
+    throw new Error(`check failed: ${name}${detail ? `: ${detail}` : ''}`);
+  }
+}
+
+/** Poll PREDICATE (sync or async) until it is truthy; throw naming WHAT on timeout. */
+async function until(what, predicate, timeout = 20000) {
+  const end = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await predicate();
+      if (last) {
+        return last;
+      }
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > end) {
+      throw new Error(`timed out waiting for ${what} (last: ${String(last)})`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function main(page) {
+  let shot = 0;
+  const screenshot = async (name) => {
+    const file = `${String(++shot).padStart(2, '0')}-${name}.png`;
+    await page.waitForTimeout(300); // let animations settle
+    await page.screenshot({ path: path.join(out, file) });
+    result.screenshots.push(file);
+  };
+  const text = (locator) => locator.innerText().then((s) => s.replace(/\u00a0/g, ' '));
+  const activeEditorLines = () => page.locator('.editor-group-container.active .monaco-editor .view-lines').first();
+  const statusItem = page.locator('.statusbar-item', { hasText: /\d+ files? · ~\d+ tokens?/ });
+  const panel = page.locator('.pane:has(> .pane-header[aria-label^="Memory"])');
+  const panelRow = (label) => panel.locator('.monaco-list-row', { hasText: label });
+  const notification = (label) => page.locator('.notifications-toasts .notification-toast', { hasText: label });
+
+  const focusEditorArea = async () => {
+    await page.mouse.move(1000, 450); // away from tabs and breadcrumbs, whose hovers block clicks
+    await page.keyboard.press('Escape');
+  };
+  const palette = async (command) => {
+    await focusEditorArea();
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 15000 });
+    await input.fill(`>${command}`);
+    // Click the row whose label is exactly COMMAND (fuzzy matching may rank others first).
+    const exact = new RegExp(`^${command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+    const row = page.locator('.quick-input-list .monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: exact }) }).first();
+    await row.waitFor({ timeout: 15000 });
+    await row.click();
+  };
+  const openFile = async (rel) => {
+    await focusEditorArea();
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 15000 });
+    await input.fill(rel);
+    await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: path.basename(rel) })
+      .filter({ hasText: path.dirname(rel) === '.' ? '' : path.dirname(rel) }).first().waitFor({ timeout: 60000 }); // first search indexes
+    await page.keyboard.press('Enter');
+    await page.locator('.tab.active', { hasText: path.basename(rel) }).first().waitFor({ timeout: 15000 });
+    await activeEditorLines().waitFor({ timeout: 15000 });
+  };
+  const editorLine = (n) => page.locator('.editor-group-container.active .monaco-editor .view-line').nth(n);
+  const panelLabels = async () => (await panel.locator('.monaco-list-row').allInnerTexts()).map((s) => s.replace(/\s+/g, ' ').trim());
+
+  // 0. The workbench loads and the extension starts its server.
+  await page.goto(`${base}/?folder=${encodeURIComponent(world.workspace)}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+  step('workbench visible');
+
+  // 1. The panel lists the memory chain of the active file, general to specific.
+  await openFile('packages/app/src/notes.md');
+  await statusItem.first().waitFor({ timeout: 90000 });
+  step('status bar item shows memory files and tokens');
+  // Room for the panel: a wider side bar, the folder tree collapsed, the Memory view expanded.
+  const sidebar = await page.locator('.part.sidebar').boundingBox();
+  await page.mouse.move(sidebar.x + sidebar.width - 1, sidebar.y + 300);
+  await page.mouse.down();
+  await page.mouse.move(sidebar.x + sidebar.width + 200, sidebar.y + 300, { steps: 5 });
+  await page.mouse.up();
+  const folders = page.locator('.pane:has(.explorer-folders-view) > .pane-header').first();
+  if ((await folders.getAttribute('aria-expanded')) === 'true') {
+    await folders.click();
+  }
+  const header = panel.locator('.pane-header').first();
+  if ((await header.getAttribute('aria-expanded')) !== 'true') {
+    await header.click();
+  }
+  await panelRow('packages/app/GEMINI.md').first().waitFor({ timeout: 30000 });
+  const labels = await panelLabels();
+  const order = ['~/memory-global/GEMINI.md', 'GEMINI.md', 'packages/app/GEMINI.md'].map(
+    (name) => labels.findIndex((l) => l.startsWith(name) && /^\s*(global|project) ·/.test(l.slice(name.length))));
+  check('panel lists the chain general to specific', order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])),
+    JSON.stringify(labels));
+  check('panel shows scope and tokens', labels.some((l) => /global · ~\d+ tokens?/.test(l)) && labels.some((l) => /project · ~\d+ tokens?/.test(l)),
+    JSON.stringify(labels));
+  check('panel lists entries', labels.some((l) => l.startsWith('Keep commits small')), JSON.stringify(labels));
+  check('status bar says 3 files', /3 files · ~\d+ tokens/.test(await text(statusItem.first())));
+  result.panel = labels;
+  await screenshot('panel-and-status-bar');
+
+  // 2. "Remember…": the `#` flow, choosing Project memory, lands in <root>/GEMINI.md.
+  await palette('Memory Lens: Remember…');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill('# Prefer small pull requests');
+  await screenshot('remember-input');
+  await page.keyboard.press('Enter');
+  const projectChoice = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Project memory' });
+  await projectChoice.first().waitFor({ timeout: 15000 });
+  check('scope choice offers user memory', await page.locator('.quick-input-list .monaco-list-row', { hasText: 'User (global) memory' }).count() > 0);
+  await screenshot('remember-scope-pick');
+  await projectChoice.first().click();
+  await notification('Saved to project memory').first().waitFor({ timeout: 20000 });
+  await until('the entry in GEMINI.md', () => read(ws('GEMINI.md')).includes('- Prefer small pull requests'));
+  check('remember wrote the entry without the #', !read(ws('GEMINI.md')).includes('# Prefer small'));
+  await panelRow('Prefer small pull requests').first().waitFor({ timeout: 15000 });
+  step('Remember… saved to project memory');
+  await screenshot('remember-saved');
+
+  // 3. "Save selection to global memory" from the Ctrl+. menu, confirming the change preview.
+  await openFile('packages/app/src/notes.md');
+  await editorLine(0).click();
+  await page.keyboard.press('Home');
+  await page.keyboard.press('Shift+End');
+  await page.keyboard.press('Control+Period');
+  const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Save selection to global memory' });
+  await action.first().waitFor({ timeout: 30000 });
+  check('code actions offer project memory too', await page.locator('.action-widget .monaco-list-row', { hasText: 'Save selection to project memory' }).count() > 0);
+  await screenshot('save-selection-code-actions');
+  // The menu sits under a pointer block: choose with the keyboard, as users of Ctrl+. do.
+  await until('the global memory action focused', async () => {
+    if ((await page.locator('.action-widget .monaco-list-row.focused', { hasText: 'Save selection to global memory' }).count()) > 0) {
+      return true;
+    }
+    await page.keyboard.press('ArrowDown');
+    return false;
+  }, 10000);
+  await page.keyboard.press('Enter');
+  const apply = page.locator('.monaco-button', { hasText: /^Apply$/ });
+  const previewShown = await apply.first().waitFor({ timeout: 8000 }).then(() => true, () => false);
+  result.changePreviewShown = previewShown;
+  if (previewShown) {
+    // Changes that need confirmation start unticked in VS Code's Refactor Preview: tick, then Apply.
+    const tick = page.locator('.part.panel .monaco-list-row').first()
+      .locator('.monaco-checkbox, input[type=checkbox]').first();
+    await tick.waitFor({ timeout: 10000 });
+    await screenshot('save-selection-change-preview');
+    await tick.click();
+    await apply.first().click();
+    // VS Code applies a previewed edit to the file's buffer and leaves it unsaved: save it.
+    await page.locator('.tab.dirty', { hasText: 'GEMINI.md' }).first().waitFor({ timeout: 10000 });
+    await screenshot('save-selection-applied-unsaved');
+    await palette('File: Save All Files');
+  }
+  await until('the selection in the global memory file',
+    () => read(world.globalFile).includes('Deploys go through the staging cluster first'), 20000);
+  step('selection saved to global memory');
+  await screenshot('save-selection-applied');
+
+  // 3b. The same from the command palette, to project memory.
+  await openFile('packages/app/src/notes.md');
+  await editorLine(2).click();
+  await page.keyboard.press('Home');
+  await page.keyboard.press('Shift+End');
+  await palette('Memory Lens: Save Selection to Project Memory');
+  await notification('Saved to project memory').filter({ hasText: 'Some other notes' }).first().waitFor({ timeout: 20000 });
+  await until('the palette save in GEMINI.md', () => read(ws('GEMINI.md')).includes('- Some other notes.'));
+  step('palette: selection saved to project memory');
+
+  // 4. A duplicate entry, typed into a memory file, gets a warning squiggle as you type.
+  await openFile('packages/app/GEMINI.md');
+  const lens = page.locator('.codelens-decoration', { hasText: /Effective memory here: \d+ files? · ~\d+ tokens/ });
+  await lens.first().waitFor({ timeout: 30000 });
+  result.codeLens = await text(lens.first());
+  step('code lens visible');
+  await screenshot('code-lens');
+  // Clicking the lens opens the effective memory for that folder.
+  await lens.first().locator('a').first().click();
+  await page.locator('.tab.active', { hasText: 'Effective memory (GEMINI.md)' }).first().waitFor({ timeout: 15000 });
+  await until('the effective memory from the lens', async () => (await text(activeEditorLines())).includes('Run the app with'));
+  await palette('View: Close Editor');
+  await page.locator('.tab.active', { hasText: 'GEMINI.md' }).first().waitFor({ timeout: 15000 });
+  await editorLine(0).click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type('- Tests live in tests/.');
+  const squiggle = page.locator('.editor-group-container.active .squiggly-warning');
+  await squiggle.first().waitFor({ timeout: 30000 });
+  step('duplicate diagnostic visible');
+  const box = await squiggle.first().boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.move(box.x + box.width / 2 + 3, box.y + box.height / 2);
+  const dupHover = page.locator('.monaco-hover', { hasText: /duplicate/i });
+  await dupHover.first().waitFor({ state: 'visible', timeout: 20000 });
+  result.duplicateHover = (await text(dupHover.first())).slice(0, 500);
+  await screenshot('duplicate-diagnostic');
+  await page.mouse.move(5, 5);
+  await page.keyboard.press('Escape');
+  // Revert the typing so the file on disk stays as it was.
+  await palette('File: Revert File');
+  await until('the squiggle gone after revert', async () => (await squiggle.count()) === 0, 15000);
+
+  // 5. Hover on an entry: where else it appears.
+  const redundant = page.locator('.editor-group-container.active .view-line', { hasText: 'Use pnpm instead of npm.' });
+  const rbox = await redundant.first().boundingBox();
+  await page.mouse.move(rbox.x + 60, rbox.y + rbox.height / 2);
+  await page.mouse.move(rbox.x + 64, rbox.y + rbox.height / 2);
+  const entryHover = page.locator('.monaco-hover', { hasText: /GEMINI\.md/ });
+  await entryHover.first().waitFor({ state: 'visible', timeout: 20000 });
+  result.entryHover = (await text(entryHover.first())).slice(0, 500);
+  step('hover visible');
+  await screenshot('hover');
+  await page.mouse.move(5, 5);
+  await page.keyboard.press('Escape');
+
+  // 6. Delete an entry from the panel (context menu, then confirm).
+  await openFile('packages/app/src/notes.md');
+  const keep = panelRow('Keep commits small');
+  await keep.first().waitFor({ timeout: 15000 });
+  await keep.first().click({ button: 'right' });
+  const del = page.locator('.context-view .action-label', { hasText: 'Delete Entry' });
+  await del.first().waitFor({ timeout: 10000 });
+  check('context menu offers Move to Global Memory', await page.locator('.context-view .action-label', { hasText: 'Move to Global Memory' }).count() > 0);
+  await screenshot('panel-context-menu');
+  await del.first().click();
+  const confirm = page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Delete$/ });
+  await confirm.first().waitFor({ timeout: 10000 });
+  await screenshot('delete-confirm');
+  await confirm.first().click();
+  await until('the entry gone from GEMINI.md', () => !read(ws('GEMINI.md')).includes('Keep commits small'));
+  await until('the entry gone from the panel', async () => (await panelRow('Keep commits small').count()) === 0);
+  check('other entries stay', read(ws('GEMINI.md')).includes('- Use pnpm instead of npm.'));
+  step('entry deleted from the panel');
+  await screenshot('entry-deleted');
+
+  // 7. Move an entry from project to global memory from the panel.
+  const tests = panelRow('Tests live in tests/');
+  await tests.first().click({ button: 'right' });
+  await page.locator('.context-view .action-label', { hasText: 'Move to Global Memory' }).first().click();
+  await until('the entry moved to global memory', () => read(world.globalFile).includes('Tests live in tests/')
+    && !read(ws('packages/app/GEMINI.md')).includes('Tests live in tests/'));
+  await notification('moved').first().waitFor({ timeout: 10000 });
+  step('entry moved to global memory');
+  await screenshot('entry-moved-to-global');
+
+  // 8. The effective memory document, from the status bar; then the annotated form; live updates.
+  await page.keyboard.press('Escape');
+  await statusItem.first().click();
+  await page.locator('.tab.active', { hasText: 'Effective memory (notes.md)' }).first().waitFor({ timeout: 15000 });
+  await until('the merged text', async () => {
+    const t = await text(activeEditorLines());
+    return t.includes('My name is Alice') && t.includes('Prefer small pull requests') && t.includes('Deploys go through');
+  });
+  step('effective memory document open');
+  await screenshot('effective-memory');
+  await palette('Memory Lens: Toggle Annotated Effective Memory');
+  await page.locator('.tab.active', { hasText: 'annotated' }).first().waitFor({ timeout: 15000 });
+  await until('the annotated form', async () => (await text(activeEditorLines())).includes('--- Context from:'));
+  step('annotated form shown');
+  await screenshot('effective-memory-annotated');
+  fs.appendFileSync(world.globalFile, '- Written by another program.\n');
+  await until('the live update of the effective memory', async () => (await text(activeEditorLines())).includes('Written by another program'), 15000);
+  await until('the live update of the panel', async () => (await panelRow('Written by another program').count()) > 0, 15000);
+  step('effective memory document and panel updated live');
+  await screenshot('effective-memory-live-update');
+
+  // 9. Restart the server; the panel and status bar come back.
+  await palette('Memory Lens: Restart Server');
+  await page.waitForTimeout(1000);
+  await openFile('packages/app/src/notes.md');
+  await statusItem.first().waitFor({ timeout: 60000 });
+  await panelRow('Written by another program').first().waitFor({ timeout: 30000 });
+  step('server restarted');
+
+  // 10. Other palette commands: open the global memory file, refresh.
+  await palette('Memory Lens: Open Global Memory File');
+  await page.locator('.tab.active', { hasText: 'memory-global' }).first().waitFor({ timeout: 15000 });
+  await palette('Memory Lens: Refresh');
+  await page.locator('.statusbar-item', { hasText: /Memory Lens: \d+ memory file\(s\) found/ }).first().waitFor({ timeout: 15000 });
+  step('open global memory file and refresh');
+
+  // 11. The log: client messages and, at log level Trace, the LSP trace in the same channel.
+  await palette('Developer: Set Log Level...');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Memory Lens' }).first().click();
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Trace' }).first().click();
+  await palette('Memory Lens: Refresh');
+  await palette('Memory Lens: Show Log');
+  const output = page.locator('.part.panel .monaco-editor .view-lines');
+  await until('the client log and the LSP trace', async () => {
+    const log = await text(output.first());
+    return /\[trace\] Sending request 'workspace\/executeCommand/.test(log) && /\[trace\] Received response/.test(log);
+  }, 15000);
+  step('log shows client messages and the LSP trace');
+  await screenshot('output-log-with-trace');
+
+  // 12. A server command that cannot run: a clear error naming the fix; fixing it restarts the server.
+  // (Workspace settings: VS Code watches .vscode/settings.json of the folder.)
+  const settingsFile = ws('.vscode/settings.json');
+  fs.mkdirSync(path.dirname(settingsFile), { recursive: true });
+  fs.writeFileSync(settingsFile, JSON.stringify({ 'memoryLens.server.command': ['/nonexistent/memory-lens', 'serve'] }, null, 2));
+  const startError = notification('which was not found');
+  await startError.first().waitFor({ timeout: 30000 });
+  check('the start error offers to open the settings', await startError.first().locator('.monaco-button', { hasText: 'Open Settings' }).count() > 0);
+  await screenshot('server-command-error');
+  fs.writeFileSync(settingsFile, '{}\n');
+  await openFile('packages/app/src/notes.md');
+  await statusItem.first().waitFor({ timeout: 60000 });
+  step('server command error shown, then recovered');
+  result.ok = true;
+}
+
+(async () => {
+  fs.mkdirSync(out, { recursive: true });
+  fs.mkdirSync(world.profile, { recursive: true });
+  const ctx = await chromium.launchPersistentContext(world.profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1440, height: 900 },
+    env: { ...process.env, HOME: world.home, XDG_CONFIG_HOME: path.join(world.home, '.config'), XDG_CACHE_HOME: path.join(world.home, '.cache') },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+  const page = ctx.pages()[0] || await ctx.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') {
+      fs.appendFileSync(path.join(out, 'browser-console-errors.log'), m.text() + '\n');
+    }
+  });
+  try {
+    await main(page);
+  } catch (err) {
+    result.error = String((err && err.stack) || err);
+    console.error(result.error);
+    await page.screenshot({ path: path.join(out, 'failure.png') }).catch(() => undefined);
+    fs.writeFileSync(path.join(out, 'failure-dom.html'), await page.content().catch(() => ''));
+  } finally {
+    result.seconds = (Date.now() - t0) / 1000;
+    fs.writeFileSync(path.join(out, 'result.json'), JSON.stringify(result, null, 2));
+    await ctx.close().catch(() => undefined);
+  }
+  console.log(result.ok ? `e2e passed in ${result.seconds}s` : 'e2e FAILED');
+  process.exit(result.ok ? 0 : 1);
+})();

@@ -1,0 +1,84 @@
+// The end-to-end test's world: a git project with nested GEMINI.md files, an isolated global
+// memory directory, and the VS Code user settings that point Memory Lens at it.
+// `node fixture.cjs RUN_DIR [serverCommandJson]` creates it; drive.cjs imports the names below.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+
+const FILES = {
+  'GEMINI.md': '# Project notes\n\n- Use pnpm instead of npm.\n- Keep commits small.\n',
+  'packages/app/GEMINI.md': '# App\n\n- Run the app with `pnpm dev`.\n- Tests live in tests/.\n- Use pnpm instead of npm.\n',
+  'packages/app/src/notes.md': 'Deploys go through the staging cluster first.\n\nSome other notes.\n',
+  'README.md': '# Demo project\n',
+};
+const GLOBAL = '## Gemini Added Memories\n- My name is Alice.\n';
+
+function layout(run) {
+  const home = path.join(run, 'home');
+  return {
+    run,
+    home,
+    workspace: path.join(run, 'workspace'),
+    globalDir: path.join(home, 'memory-global'),
+    globalFile: path.join(home, 'memory-global', 'GEMINI.md'),
+    userData: path.join(run, 'user-data'),
+    extensions: path.join(run, 'extensions'),
+    tmp: path.join(run, 'tmp'),
+    profile: path.join(run, 'chromium-profile'),
+  };
+}
+
+function create(run, serverCommand) {
+  const l = layout(run);
+  fs.rmSync(run, { recursive: true, force: true });
+  for (const dir of [l.workspace, l.globalDir, l.userData, l.extensions, l.tmp, path.join(l.tmp, 'run')]) {
+    fs.mkdirSync(dir, { recursive: true });
+  }
+  fs.chmodSync(path.join(l.tmp, 'run'), 0o700);
+  for (const [rel, text] of Object.entries(FILES)) {
+    fs.mkdirSync(path.dirname(path.join(l.workspace, rel)), { recursive: true });
+    fs.writeFileSync(path.join(l.workspace, rel), text);
+  }
+  fs.writeFileSync(l.globalFile, GLOBAL);
+  // A .git marker makes the workspace a project (project memory goes to its root).
+  execFileSync('git', ['init', '-q', l.workspace], { env: { ...process.env, HOME: l.home } });
+  const settings = {
+    'memoryLens.globalDir': l.globalDir,
+    'memoryLens.trace.server': 'messages',
+    ...(serverCommand ? { 'memoryLens.server.command': serverCommand } : {}),
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.enableExperiments': false,
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoUpdate': false,
+    'extensions.autoCheckUpdates': false,
+    'extensions.ignoreRecommendations': true,
+    'update.mode': 'none',
+    'git.enabled': false,
+    'chat.commandCenter.enabled': false,
+    'editor.lightbulb.enabled': 'on',
+    'editor.hover.delay': 200,
+    'editor.minimap.enabled': false,
+    'files.autoSave': 'off',
+    'files.refactoring.autoSave': true,
+    'explorer.autoReveal': false,
+    'window.restoreWindows': 'none',
+  };
+  fs.mkdirSync(path.join(l.userData, 'User'), { recursive: true });
+  fs.writeFileSync(path.join(l.userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  return l;
+}
+
+module.exports = { FILES, GLOBAL, layout, create };
+
+if (require.main === module) {
+  const [run, command] = process.argv.slice(2);
+  if (!run) {
+    console.error('usage: node fixture.cjs RUN_DIR [serverCommandJson]');
+    process.exit(2);
+  }
+  const l = create(path.resolve(run), command ? JSON.parse(command) : undefined);
+  console.log(`fixture: workspace ${l.workspace}, global memory ${l.globalDir}`);
+}

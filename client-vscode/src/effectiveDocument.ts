@@ -1,0 +1,93 @@
+/**
+ * The effective memory document: a read-only virtual document (`memory-lens:` scheme) with the
+ * merged text the server returns for a file, or Gemini CLI's annotated form. It refreshes on
+ * every `memory/didChange` and on server restarts.
+ */
+
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { effectiveTitle } from './labels';
+import { formatEffectiveQuery, parseEffectiveQuery } from './effectiveQuery';
+import { EFFECTIVE_SCHEME } from './protocol';
+import { errorMessage, type MemoryServer } from './server';
+
+export class EffectiveMemoryDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+  private readonly subscriptions: vscode.Disposable[];
+
+  constructor(private readonly server: MemoryServer) {
+    this.subscriptions = [
+      vscode.workspace.registerTextDocumentContentProvider(EFFECTIVE_SCHEME, this),
+      server.onDidChangeMemory(() => this.refreshAll()),
+      server.onDidChangeRunning((running) => { if (running) { this.refreshAll(); } }),
+    ];
+  }
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const doc = parseEffectiveQuery(uri.query);
+    if (!doc) {
+      return '<!-- Memory Lens: this document does not say which file it is for. -->\n';
+    }
+    try {
+      const memory = await this.server.effective(doc.target, doc.annotated);
+      const text = doc.annotated ? memory.annotated ?? memory.text : memory.text;
+      if (text === '') {
+        return `<!-- Memory Lens: no memory applies to ${vscode.Uri.parse(doc.target).fsPath}. -->\n`;
+      }
+      return text + '\n';
+    } catch (err) {
+      return `<!-- Memory Lens: could not load the effective memory: ${errorMessage(err)} -->\n`;
+    }
+  }
+
+  /** Open the effective memory of TARGET in the active editor group (read-only). */
+  async open(target: vscode.Uri, annotated = false): Promise<vscode.TextEditor> {
+    const uri = effectiveUri(target, annotated);
+    const doc = await vscode.workspace.openTextDocument(uri); // `.md` path: shown as Markdown
+    return vscode.window.showTextDocument(doc, { preview: false });
+  }
+
+  /** Switch the active effective memory document between the merged and the annotated form. */
+  async toggleAnnotated(uri: vscode.Uri | undefined): Promise<void> {
+    const current = uri ?? vscode.window.activeTextEditor?.document.uri;
+    const doc = current?.scheme === EFFECTIVE_SCHEME ? parseEffectiveQuery(current.query) : undefined;
+    if (!current || !doc) {
+      void vscode.window.showInformationMessage('Open an effective memory document first ("Memory Lens: Show Effective Memory").');
+      return;
+    }
+    await this.open(vscode.Uri.parse(doc.target), !doc.annotated);
+    const old = vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+      .filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === current.toString());
+    await vscode.window.tabGroups.close(old);
+  }
+
+  /** Reload every effective memory document that is open in a tab. */
+  refreshAll(): void {
+    const open = new Set<string>();
+    for (const tab of vscode.window.tabGroups.all.flatMap((g) => g.tabs)) {
+      if (tab.input instanceof vscode.TabInputText && tab.input.uri.scheme === EFFECTIVE_SCHEME) {
+        open.add(tab.input.uri.toString());
+      }
+    }
+    for (const uri of open) {
+      this.changed.fire(vscode.Uri.parse(uri));
+    }
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions) {
+      s.dispose();
+    }
+    this.changed.dispose();
+  }
+}
+
+export function effectiveUri(target: vscode.Uri, annotated: boolean): vscode.Uri {
+  const name = target.scheme === 'file' ? path.basename(target.fsPath) : target.path.split('/').pop() ?? '';
+  return vscode.Uri.from({
+    scheme: EFFECTIVE_SCHEME,
+    path: '/' + effectiveTitle(name, annotated),
+    query: formatEffectiveQuery({ target: target.toString(), annotated }),
+  });
+}

@@ -1,0 +1,53 @@
+/**
+ * Memory Lens for VS Code: wires the language client, the Memory panel, the effective memory
+ * document, the status bar item and the commands. All memory logic lives in the server.
+ */
+
+import * as vscode from 'vscode';
+import { MemoryCommands } from './commands';
+import { EffectiveMemoryDocuments } from './effectiveDocument';
+import { MemoryModel } from './model';
+import { MemoryPanel } from './panel';
+import { SETTINGS_SECTION } from './protocol';
+import { onActiveInterpreterChanged } from './python';
+import { MemoryServer } from './server';
+import { MemoryStatusBar } from './statusBar';
+
+let server: MemoryServer | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const log = vscode.window.createOutputChannel('Memory Lens', { log: true });
+  log.info(`Memory Lens ${(context.extension.packageJSON as { version?: string }).version ?? ""} activating`);
+  server = new MemoryServer(context, log);
+  const model = new MemoryModel(server);
+  const documents = new EffectiveMemoryDocuments(server);
+  const commands = new MemoryCommands(server, model, documents);
+  context.subscriptions.push(
+    log, server, model, documents,
+    new MemoryPanel(model),
+    new MemoryStatusBar(model),
+    ...commands.register(),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration(`${SETTINGS_SECTION}.server.command`)) {
+        log.info('"memoryLens.server.command" changed: restarting the language server');
+        void server?.restart();
+      }
+    }),
+  );
+  const interpreterWatch = await onActiveInterpreterChanged(() => {
+    const hasSetting = (vscode.workspace.getConfiguration(SETTINGS_SECTION).get<unknown[]>('server.command') ?? []).length > 0;
+    if (!hasSetting) {
+      log.info('The Python interpreter changed: restarting the language server');
+      void server?.restart();
+    }
+  });
+  if (interpreterWatch) {
+    context.subscriptions.push(interpreterWatch);
+  }
+  await server.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}

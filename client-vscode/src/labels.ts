@@ -1,0 +1,132 @@
+/**
+ * How Memory Lens results read in the UI: status bar text, panel labels, messages.
+ * Pure functions over the server's JSON (no VS Code import), unit-tested.
+ */
+
+import type { EffectiveMemory, ListedEntry, MemorySource, SaveResult, Scope } from './protocol';
+
+const ENTRY_LABEL_MAX = 80;
+
+/** "~1 token", "~312 tokens", "~12.3k tokens". */
+export function formatTokens(tokens: number): string {
+  const n = Math.max(0, Math.round(tokens));
+  if (n >= 10_000) {
+    return `~${(n / 1000).toFixed(1).replace(/\.0$/, '')}k tokens`;
+  }
+  return `~${n} token${n === 1 ? '' : 's'}`;
+}
+
+export function formatFiles(count: number): string {
+  return `${count} file${count === 1 ? '' : 's'}`;
+}
+
+/** "3 files · ~120 tokens": what the status bar and the panel header say. */
+export function summary(memory: Pick<EffectiveMemory, 'sources' | 'tokens'>): string {
+  return `${formatFiles(memory.sources.length)} · ${formatTokens(memory.tokens)}`;
+}
+
+export function statusBarText(memory: Pick<EffectiveMemory, 'sources' | 'tokens'> | undefined): string {
+  return memory ? `$(book) ${summary(memory)}` : '$(book) Memory';
+}
+
+/** Tooltip of the status bar item: one line per source, general to specific. */
+export function statusBarTooltip(memory: EffectiveMemory, home?: string): string {
+  const lines = [`Effective memory: ${summary(memory)}`];
+  for (const src of memory.sources) {
+    lines.push(`${src.scope} · ${displayPath(src.path, memory.projectRoot, home)} · ${sourceState(src)}`);
+  }
+  if (memory.sources.length === 0) {
+    lines.push('No memory files apply here.');
+  }
+  lines.push('Click to show the effective memory.');
+  return lines.join('\n');
+}
+
+/** A path as the panel shows it: relative to the project root, `~/…` under home, else absolute. */
+export function displayPath(path: string, projectRoot: string | null | undefined, home?: string): string {
+  const norm = (p: string) => p.replace(/\\/g, '/').replace(/\/+$/, '');
+  const p = norm(path);
+  if (projectRoot) {
+    const root = norm(projectRoot);
+    if (p.startsWith(root + '/')) {
+      return p.slice(root.length + 1);
+    }
+  }
+  if (home) {
+    const h = norm(home);
+    if (h && p.startsWith(h + '/')) {
+      return '~' + p.slice(h.length);
+    }
+  }
+  return path;
+}
+
+function sourceState(src: MemorySource): string {
+  if (!src.readable) {
+    return `unreadable${src.reason ? `: ${src.reason}` : ''}`;
+  }
+  return formatTokens(src.tokens) + (src.dirty ? ' · unsaved edits not included' : '');
+}
+
+/** Panel row of a source: label and the grey description beside it. */
+export function sourceLabel(src: MemorySource, projectRoot: string | null, home?: string):
+  { label: string; description: string; tooltip: string } {
+  const label = displayPath(src.path, projectRoot, home);
+  const description = `${src.scope} · ${sourceState(src)}`;
+  const tooltip = [src.path, `${src.scope} memory · ${src.bytes} bytes · ${sourceState(src)}`].join('\n');
+  return { label, description, tooltip };
+}
+
+/** Panel row of an entry: its first line, whitespace collapsed, shortened. */
+export function entryLabel(text: string, max = ENTRY_LABEL_MAX): string {
+  const first = (text.split(/\r\n|\r|\n/).find((l) => l.trim() !== '') ?? '').replace(/\s+/g, ' ').trim();
+  const clean = stripMemoryPrefix(first);
+  return clean.length > max ? clean.slice(0, max - 1).trimEnd() + '…' : clean;
+}
+
+const PREFIX = /^(?:#+|[-*+]+(?:[ \t\r\n]+|$))/;
+
+/**
+ * TEXT as it will read once saved: a leading `#` (the quick-memory trigger) and list markers
+ * dropped, repeatedly. Display only: the server cleans the text it saves the same way.
+ */
+export function stripMemoryPrefix(text: string): string {
+  let s = text.replace(/\r\n|\r/g, '\n').trim();
+  for (;;) {
+    const m = PREFIX.exec(s);
+    if (!m) {
+      return s;
+    }
+    s = s.slice(m[0].length).trim();
+  }
+}
+
+/** Validation for the "Remember…" input box: undefined when fine, else the message to show. */
+export function validateMemoryText(text: string): string | undefined {
+  return stripMemoryPrefix(text) === '' ? 'Type what agents should remember (a leading # is fine).' : undefined;
+}
+
+export function scopeName(scope: Scope): string {
+  return scope === 'global' ? 'global memory' : 'project memory';
+}
+
+/** The confirmation shown after saving. */
+export function savedMessage(result: SaveResult, projectRoot?: string | null, home?: string): string {
+  const where = `${displayPath(result.path, projectRoot, home)}:${result.line}`;
+  if (!result.added) {
+    return `Already in ${scopeName(result.scope)} (${where}); nothing written.`;
+  }
+  return `Saved to ${scopeName(result.scope)}: ${where}${result.created ? ' (file created)' : ''} — ` +
+    `"${entryLabel(result.text)}"`;
+}
+
+/** The entries of LIST that live in the file at PATH, in file order. */
+export function entriesOf(list: readonly ListedEntry[], path: string): ListedEntry[] {
+  return list.filter((e) => e.path === path).sort((a, b) => a.line - b.line);
+}
+
+/** Title of the effective memory document's tab. */
+export function effectiveTitle(targetName: string, annotated: boolean): string {
+  const safe = targetName.replace(/[/\\?#%]/g, '_') || 'workspace';
+  return `Effective memory (${safe})${annotated ? ' annotated' : ''}.md`;
+}

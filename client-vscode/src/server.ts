@@ -1,0 +1,239 @@
+/**
+ * The language client: finds the server command, starts, restarts and stops the server, and
+ * gives the UI typed access to its custom request, notification and commands.
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  type LanguageClientOptions,
+  type Middleware,
+  ResponseError,
+  type ServerOptions,
+  State,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import {
+  CLIENT_COMMANDS, CMD_EFFECTIVE, DID_CHANGE_NOTIFICATION, type DidChangeParams, EFFECTIVE_REQUEST,
+  EFFECTIVE_SCHEME, type EffectiveMemory, type EffectiveParams, SETTINGS_SECTION, type ServerSettings,
+} from './protocol';
+import { activeInterpreter, pythonExtensionInstalled, pythonProbe } from './python';
+import {
+  locateProgram, missingProgramMessage, pathPythonsFor, quote, resolveServerCommand, SETTING_NAME,
+} from './serverCommand';
+
+const CLIENT_ID = 'memoryLens';
+const CLIENT_NAME = 'Memory Lens';
+
+/** The settings the server reads, from the `memoryLens` section. */
+export function serverSettings(resource?: vscode.Uri): ServerSettings {
+  const cfg = vscode.workspace.getConfiguration(SETTINGS_SECTION, resource);
+  return {
+    filenames: cfg.get<string[]>('filenames', ['GEMINI.md']),
+    globalDir: cfg.get<string | null>('globalDir', null) || null,
+    tokenBudget: cfg.get<number | null>('tokenBudget', null),
+    debug: cfg.get<boolean>('debug', false),
+  };
+}
+
+function isFile(file: string): boolean {
+  try {
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** A server error as one line for the user. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof ResponseError || err instanceof Error) {
+    return err.message.split('\n')[0];
+  }
+  return String(err);
+}
+
+export class MemoryServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<boolean> | undefined;
+  private readonly memoryChanged = new vscode.EventEmitter<string[]>();
+  private readonly runningChanged = new vscode.EventEmitter<boolean>();
+  /** `memory/didChange` from the server: the memory files that changed. */
+  readonly onDidChangeMemory = this.memoryChanged.event;
+  /** The server started (true) or stopped (false). */
+  readonly onDidChangeRunning = this.runningChanged.event;
+
+  constructor(private readonly context: vscode.ExtensionContext, readonly log: vscode.LogOutputChannel) {}
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** Start the server once; concurrent callers share the attempt. */
+  start(): Promise<boolean> {
+    this.starting ??= this.doStart().finally(() => { this.starting = undefined; });
+    return this.starting;
+  }
+
+  async restart(): Promise<boolean> {
+    this.log.info('Restarting the language server');
+    await this.stop();
+    return this.start();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.dispose(2000);
+      } catch (err) {
+        this.log.warn(`Stopping the language server: ${errorMessage(err)}`);
+      }
+      this.runningChanged.fire(false);
+    }
+  }
+
+  /** `memory/effective` for the file or folder at URI. */
+  async effective(uri: string, annotated = false): Promise<EffectiveMemory> {
+    const client = await this.ready();
+    const params: EffectiveParams = { textDocument: { uri }, ...(annotated ? { annotated: true } : {}) };
+    return client.sendRequest<EffectiveMemory>(EFFECTIVE_REQUEST, params);
+  }
+
+  /** Run a server command with its one object argument; rejects with the server's message. */
+  async command<T>(command: string, arg: object): Promise<T> {
+    const client = await this.ready();
+    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] }) as Promise<T>;
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.memoryChanged.dispose();
+    this.runningChanged.dispose();
+  }
+
+  private async ready(): Promise<LanguageClient> {
+    if (!this.running && !(await this.start())) {
+      throw new Error('the Memory Lens language server is not running (see "Memory Lens: Restart Server")');
+    }
+    if (!this.client) {
+      throw new Error('the Memory Lens language server stopped');
+    }
+    return this.client;
+  }
+
+  private async doStart(): Promise<boolean> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const bundled = this.context.asAbsolutePath('bundled/launch.py');
+    const resolution = await resolveServerCommand({
+      setting: vscode.workspace.getConfiguration(SETTINGS_SECTION).get<unknown>('server.command'),
+      activeInterpreter: await activeInterpreter(folder, this.log),
+      pythonExtensionInstalled: pythonExtensionInstalled(),
+      bundledLauncher: fs.existsSync(bundled) ? bundled : undefined,
+      pathPythons: pathPythonsFor(process.platform),
+    }, pythonProbe);
+    for (const step of resolution.tried) {
+      this.log.info(`Server resolution: ${step}`);
+    }
+    if (!resolution.ok) {
+      this.log.error(resolution.message);
+      void this.showStartError(resolution.message);
+      return false;
+    }
+    const { command, args, source } = resolution.launch;
+    // A relative program path is resolved by the spawn against the workspace folder (its cwd).
+    const program = folder && /[\\/]/.test(command) && !path.isAbsolute(command) ? path.join(folder.fsPath, command) : command;
+    if (source === 'setting' && !locateProgram(program, process.env, process.platform, isFile)) {
+      const message = missingProgramMessage(command);
+      this.log.error(message);
+      void this.showStartError(message);
+      return false;
+    }
+    this.log.info(`Starting the language server (${source}): ${quote([command, ...args])}`);
+    const serverOptions: ServerOptions = {
+      command,
+      args,
+      transport: TransportKind.stdio,
+      options: { cwd: folder?.fsPath, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
+    };
+    const client = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, this.clientOptions());
+    client.onNotification(DID_CHANGE_NOTIFICATION, (params: DidChangeParams | undefined) => {
+      this.memoryChanged.fire(Array.isArray(params?.uris) ? params.uris : []);
+    });
+    this.client = client;
+    try {
+      await client.start();
+    } catch (err) {
+      this.client = undefined;
+      const message = `Memory Lens could not start its language server with ${quote([command, ...args])}: ` +
+        `${errorMessage(err)}`;
+      this.log.error(message);
+      void client.dispose(1000).catch(() => undefined);
+      void this.showStartError(message);
+      return false;
+    }
+    this.log.info(`Language server running: ${client.initializeResult?.serverInfo?.name ?? 'memory-lens'} ` +
+      `${client.initializeResult?.serverInfo?.version ?? ''}`.trimEnd());
+    this.runningChanged.fire(true);
+    return true;
+  }
+
+  private clientOptions(): LanguageClientOptions {
+    return {
+      // Code actions work on a selection in any file; diagnostics, hover and lenses on memory files.
+      documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+      outputChannel: this.log,
+      traceOutputChannel: this.log,
+      initializationOptions: { [SETTINGS_SECTION]: serverSettings() },
+      synchronize: { configurationSection: SETTINGS_SECTION },
+      middleware: codeLensMiddleware,
+    };
+  }
+
+  private async showStartError(message: string): Promise<void> {
+    const actions = ['Open Settings', ...(pythonExtensionInstalled() ? ['Select Interpreter'] : []), 'Show Log'];
+    const choice = await vscode.window.showErrorMessage(message, ...actions);
+    if (choice === 'Open Settings') {
+      await vscode.commands.executeCommand('workbench.action.openSettings', SETTING_NAME);
+    } else if (choice === 'Select Interpreter') {
+      await vscode.commands.executeCommand('python.setInterpreter');
+    } else if (choice === 'Show Log') {
+      this.log.show();
+    }
+  }
+}
+
+/**
+ * The server's code lens runs its effective-memory command, whose result VS Code would drop:
+ * point it at the client command that opens the effective memory document instead.
+ */
+const codeLensMiddleware: Middleware = {
+  async provideCodeLenses(document, token, next) {
+    const lenses = await next(document, token);
+    return lenses?.map((lens) => showEffectiveLens(lens, document.uri));
+  },
+  async resolveCodeLens(lens, token, next) {
+    const resolved = await next(lens, token);
+    return resolved ? showEffectiveLens(resolved, undefined) : resolved;
+  },
+};
+
+function showEffectiveLens(lens: vscode.CodeLens, uri: vscode.Uri | undefined): vscode.CodeLens {
+  if (lens.command?.command !== CMD_EFFECTIVE) {
+    return lens;
+  }
+  const arg: unknown = lens.command.arguments?.[0];
+  const fromArg = typeof arg === 'object' && arg !== null && typeof (arg as { uri?: unknown }).uri === 'string'
+    ? vscode.Uri.parse((arg as { uri: string }).uri) : undefined;
+  const target = fromArg ?? uri;
+  lens.command = {
+    title: lens.command.title,
+    tooltip: lens.command.tooltip ?? 'Show the effective memory here',
+    command: CLIENT_COMMANDS.showEffectiveMemory,
+    arguments: target && target.scheme !== EFFECTIVE_SCHEME ? [target] : [],
+  };
+  return lens;
+}

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  displayPath, effectiveTitle, entriesOf, entryLabel, formatTokens, savedMessage, sourceLabel, statusBarText,
+  statusBarTooltip, stripMemoryPrefix, summary, validateMemoryText,
+} from '../src/labels';
+import type { EffectiveMemory, ListedEntry, MemorySource } from '../src/protocol';
+
+const source = (over: Partial<MemorySource>): MemorySource => ({
+  uri: 'file:///p/GEMINI.md', path: '/p/GEMINI.md', scope: 'project', readable: true, bytes: 40, tokens: 10,
+  dirty: false, reason: '', ...over,
+});
+
+const memory: EffectiveMemory = {
+  text: 'x', projectRoot: '/p', tokens: 1234, targetDir: '/p/app',
+  sources: [
+    source({ uri: 'file:///home/u/.gemini/GEMINI.md', path: '/home/u/.gemini/GEMINI.md', scope: 'global', tokens: 5 }),
+    source({}),
+    source({ uri: 'file:///p/app/GEMINI.md', path: '/p/app/GEMINI.md', readable: false, tokens: 0, reason: 'is not valid UTF-8' }),
+  ],
+};
+
+describe('token and file counts', () => {
+  it('formats tokens with a tilde, singular and thousands', () => {
+    assert.equal(formatTokens(1), '~1 token');
+    assert.equal(formatTokens(312), '~312 tokens');
+    assert.equal(formatTokens(12_345), '~12.3k tokens');
+    assert.equal(formatTokens(20_000), '~20k tokens');
+  });
+  it('summarises files and tokens for the status bar', () => {
+    assert.equal(summary(memory), '3 files · ~1234 tokens');
+    assert.equal(summary({ sources: [memory.sources[0]], tokens: 5 }), '1 file · ~5 tokens');
+    assert.equal(statusBarText(memory), '$(book) 3 files · ~1234 tokens');
+    assert.equal(statusBarText(undefined), '$(book) Memory');
+  });
+  it('lists every source in the tooltip, unreadable ones with the reason', () => {
+    const tip = statusBarTooltip(memory, '/home/u');
+    assert.match(tip, /global · ~\/\.gemini\/GEMINI\.md · ~5 tokens/);
+    assert.match(tip, /project · app\/GEMINI\.md · unreadable: is not valid UTF-8/);
+    assert.match(tip, /Click to show the effective memory/);
+  });
+});
+
+describe('paths and panel labels', () => {
+  it('shows paths relative to the project root, then home, else as given', () => {
+    assert.equal(displayPath('/p/a/GEMINI.md', '/p', '/home/u'), 'a/GEMINI.md');
+    assert.equal(displayPath('/home/u/.gemini/GEMINI.md', '/p', '/home/u'), '~/.gemini/GEMINI.md');
+    assert.equal(displayPath('/etc/GEMINI.md', null, '/home/u'), '/etc/GEMINI.md');
+    assert.equal(displayPath('/pp/GEMINI.md', '/p'), '/pp/GEMINI.md');
+    assert.equal(displayPath('C:\\p\\a\\GEMINI.md', 'C:\\p'), 'a/GEMINI.md');
+  });
+  it('describes sources with scope, tokens, unreadable and unsaved marks', () => {
+    assert.deepEqual(sourceLabel(memory.sources[1], '/p').description, 'project · ~10 tokens');
+    assert.equal(sourceLabel(memory.sources[2], '/p').description, 'project · unreadable: is not valid UTF-8');
+    assert.match(sourceLabel(source({ dirty: true }), '/p').description, /unsaved edits/);
+    assert.match(sourceLabel(memory.sources[0], '/p', '/home/u').tooltip, /^\/home\/u\/\.gemini\/GEMINI\.md\nglobal memory · 40 bytes/);
+  });
+  it('labels entries by their first line, shortened', () => {
+    assert.equal(entryLabel('Use pnpm\n  not npm'), 'Use pnpm');
+    assert.equal(entryLabel('- a   b'), 'a b');
+    const long = entryLabel('x'.repeat(200), 10);
+    assert.equal(long.length, 10);
+    assert.ok(long.endsWith('…'));
+  });
+  it('picks the entries of one file in line order', () => {
+    const e = (path: string, line: number): ListedEntry => ({ text: 't', path, uri: `file://${path}`, line, endLine: line, scope: 'project' });
+    assert.deepEqual(entriesOf([e('/a', 5), e('/b', 1), e('/a', 2)], '/a').map((x) => x.line), [2, 5]);
+  });
+  it('names the effective memory document after its file', () => {
+    assert.equal(effectiveTitle('notes.md', false), 'Effective memory (notes.md).md');
+    assert.equal(effectiveTitle('a/b?c', true), 'Effective memory (a_b_c) annotated.md');
+    assert.equal(effectiveTitle('', false), 'Effective memory (workspace).md');
+  });
+});
+
+describe('the # quick memory', () => {
+  it('drops a leading # and list markers for display, like the server does when saving', () => {
+    assert.equal(stripMemoryPrefix('# Use pnpm'), 'Use pnpm');
+    assert.equal(stripMemoryPrefix('  ## - Use pnpm  '), 'Use pnpm');
+    assert.equal(stripMemoryPrefix('#Use pnpm'), 'Use pnpm');
+    assert.equal(stripMemoryPrefix('C# is fine'), 'C# is fine');
+    assert.equal(stripMemoryPrefix('-1 is a number'), '-1 is a number');
+    assert.equal(stripMemoryPrefix('* + x'), 'x');
+    assert.equal(stripMemoryPrefix('#- x'), 'x');
+  });
+  it('refuses text that is empty once cleaned', () => {
+    assert.ok(validateMemoryText('#  '));
+    assert.ok(validateMemoryText(' - '));
+    assert.ok(validateMemoryText('## # '));
+    assert.equal(validateMemoryText('# ok'), undefined);
+  });
+  it('confirms a save, or says nothing was written', () => {
+    const saved = { path: '/p/GEMINI.md', uri: 'file:///p/GEMINI.md', scope: 'project' as const, text: 'Use pnpm', line: 4, added: true, created: true };
+    assert.equal(savedMessage(saved, '/p'), 'Saved to project memory: GEMINI.md:4 (file created) — "Use pnpm"');
+    assert.equal(savedMessage({ ...saved, added: false, created: false, scope: 'global', path: '/home/u/.gemini/GEMINI.md' }, '/p', '/home/u'),
+      'Already in global memory (~/.gemini/GEMINI.md:4); nothing written.');
+  });
+});

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import * as protocol from '../src/protocol';
+
+const root = path.resolve(__dirname, '..', '..');
+const serverProtocol = path.resolve(root, '..', 'server', 'memory_lens', 'lsp', 'protocol.py');
+const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+  contributes: { commands: { command: string }[]; configuration: { properties: Record<string, unknown> } };
+};
+
+/** NAME = "value" pairs of the server's constants module. */
+function pythonConstants(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of text.matchAll(/^([A-Z_]+)\s*=\s*"([^"]*)"\s*$/gm)) {
+    out.set(m[1], m[2]);
+  }
+  return out;
+}
+
+describe('protocol names', () => {
+  it('match the server constants module, name for name', { skip: !fs.existsSync(serverProtocol) && 'no server checkout' }, () => {
+    const server = pythonConstants(fs.readFileSync(serverProtocol, 'utf8'));
+    const client = protocol as unknown as Record<string, unknown>;
+    const shared = [...server.keys()].filter((name) => name in client);
+    assert.ok(shared.length >= 8, `too few shared names: ${shared.join(', ')}`);
+    for (const name of shared) {
+      assert.equal(client[name], server.get(name), name);
+    }
+  });
+
+  it('keep palette command ids apart from server command ids', () => {
+    const clientIds = Object.values(protocol.CLIENT_COMMANDS) as string[];
+    for (const id of clientIds) {
+      assert.ok(!protocol.SERVER_COMMANDS.includes(id), id);
+    }
+    const contributed = manifest.contributes.commands.map((c) => c.command);
+    for (const id of contributed) {
+      assert.ok(!protocol.SERVER_COMMANDS.includes(id), `package.json contributes server command ${id}`);
+    }
+    assert.deepEqual([...contributed].sort(), [...clientIds].sort());
+  });
+
+  it('contribute every setting the server reads, with a description', () => {
+    const props = manifest.contributes.configuration.properties as Record<string, { markdownDescription?: string; description?: string }>;
+    for (const key of ['filenames', 'globalDir', 'tokenBudget', 'debug', 'server.command', 'trace.server']) {
+      const prop = props[`${protocol.SETTINGS_SECTION}.${key}`];
+      assert.ok(prop, key);
+      assert.ok((prop.markdownDescription ?? prop.description ?? '').length > 20, `${key} has no description`);
+    }
+  });
+});
