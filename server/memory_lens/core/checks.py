@@ -201,7 +201,7 @@ def check_paths(paths: Sequence[str | os.PathLike[str]], settings: Settings) -> 
     findings: list[Finding] = []
     seen: set[tuple[str, int, str]] = set()
     for raw in paths or [Path.cwd()]:
-        p = Path(os.path.expanduser(os.fspath(raw)))
+        p = Path(os.path.abspath(os.path.expanduser(os.fspath(raw))))  # as found, made absolute
         if os.path.isdir(p):
             batch = check_memory(load_memory(resolve_target(p), settings), settings)
         else:

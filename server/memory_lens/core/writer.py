@@ -10,17 +10,18 @@ file in the meantime, the whole step is retried on the fresh content.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
-import tempfile
 from pathlib import Path
-from typing import Callable, TypeVar
-
-import filelock
-import platformdirs
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from memory_lens.core.files import BOM, FileStatus, read_memory_file
+
+if TYPE_CHECKING:
+    import filelock
+
+# filelock, platformdirs, tempfile and hashlib are imported where a write needs them, so that
+# read-only commands (show, list, check: often a pre-commit hook) start without paying for them.
 
 T = TypeVar("T")
 LOCK_TIMEOUT_SECONDS = 30.0
@@ -34,6 +35,10 @@ class MemoryFileError(OSError):
 
 def lock_dir() -> Path:
     """Where lock files live: `$MEMORY_LENS_LOCK_DIR`, else the user cache dir, else a temp dir."""
+    import tempfile
+
+    import platformdirs
+
     override = os.environ.get(ENV_LOCK_DIR)
     candidates = [Path(override)] if override else []
     candidates.append(Path(platformdirs.user_cache_dir("memory-lens", appauthor=False)) / "locks")
@@ -50,6 +55,10 @@ def lock_dir() -> Path:
 
 def lock_for(real_path: Path) -> filelock.FileLock:
     """The cross-process lock guarding writes to REAL_PATH."""
+    import hashlib
+
+    import filelock
+
     digest = hashlib.sha256(os.fsencode(real_path)).hexdigest()[:32]
     return filelock.FileLock(str(lock_dir() / f"{digest}.lock"), timeout=LOCK_TIMEOUT_SECONDS)
 
@@ -75,6 +84,8 @@ def _new_file_mode() -> int:
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace PATH's content with DATA atomically (temp file + fsync + rename), keeping its mode."""
+    import tempfile
+
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
         owner = os.stat(path)
@@ -122,6 +133,8 @@ def update_memory_file(
     the file alone, result). Raises MemoryFileError when the file exists but is unusable, or is
     missing and CREATE is false, or cannot be written.
     """
+    from filelock import Timeout as LockTimeout
+
     first = read_memory_file(path)
     if first.status is FileStatus.UNUSABLE:
         raise MemoryFileError(f"{path}: {first.reason}; fix or remove it, then try again")
@@ -150,7 +163,7 @@ def update_memory_file(
                 atomic_write(target, data)
                 return result
             raise MemoryFileError(f"{shown}: keeps changing while being written; try again")
-    except filelock.Timeout:
+    except LockTimeout:
         raise MemoryFileError(
             f"{shown}: another Memory Lens process holds its lock for over {LOCK_TIMEOUT_SECONDS:.0f}s; try again"
         ) from None
