@@ -1,0 +1,176 @@
+"""memory_lens.core.discovery and memory_lens.core.settings: target, project root, chain, settings."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memory_lens.core.discovery import (
+    Scope,
+    TargetError,
+    find_project_root,
+    local_dirs,
+    plan_chain,
+    resolve_target,
+)
+from memory_lens.core.settings import (
+    DEFAULT_BUDGET_BYTES,
+    Settings,
+    SettingsError,
+    resolve_settings,
+    validate_filenames,
+)
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    base = Path(os.path.realpath(tmp_path))
+    monkeypatch.setenv("HOME", str(base / "home"))
+    (base / "home").mkdir()
+    return base
+
+
+# resolve_target ----------------------------------------------------------------------------------
+
+
+def test_target_of_a_directory_is_itself(root: Path) -> None:
+    assert resolve_target(root) == root
+
+
+def test_target_of_a_file_is_its_directory(root: Path) -> None:
+    (root / "f.txt").write_text("")
+    assert resolve_target(root / "f.txt") == root
+    assert resolve_target(str(root / "f.txt")) == root
+
+
+def test_target_resolves_symlinks(root: Path) -> None:
+    (root / "real" / "deep").mkdir(parents=True)
+    (root / "real" / "deep" / "f").write_text("")
+    os.symlink(root / "real", root / "alias")
+    assert resolve_target(root / "alias" / "deep") == root / "real" / "deep"
+    os.symlink(root / "real" / "deep" / "f", root / "flink")
+    assert resolve_target(root / "flink") == root / "real" / "deep"
+
+
+def test_target_defaults_to_the_cwd(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(root / "home")
+    assert resolve_target(None) == root / "home"
+    assert resolve_target("") == root / "home"
+
+
+@pytest.mark.parametrize("name", ["missing", "missing/deeper", "dangling"])
+def test_missing_target_raises(root: Path, name: str) -> None:
+    os.symlink("nowhere", root / "dangling")
+    with pytest.raises(TargetError, match="no such file or directory"):
+        resolve_target(root / name)
+
+
+# find_project_root -------------------------------------------------------------------------------
+
+
+def test_project_root_by_git_directory_or_file(root: Path) -> None:
+    (root / "a" / ".git").mkdir(parents=True)
+    (root / "a" / "b" / "c").mkdir(parents=True)
+    (root / "a" / "b" / ".git").write_text("gitdir: elsewhere\n")
+    assert find_project_root(root / "a" / "b" / "c") == root / "a" / "b"
+    assert find_project_root(root / "a") == root / "a"
+    assert find_project_root(root / "home") is None
+
+
+def test_project_root_with_a_custom_predicate(root: Path) -> None:
+    target = root / "x" / "y"
+    assert find_project_root(target, lambda d: d == root / "x") == root / "x"
+    assert find_project_root(target, lambda d: False) is None
+
+
+# local_dirs and plan_chain -------------------------------------------------------------------------
+
+
+def test_local_dirs_from_the_project_root_down(root: Path) -> None:
+    project = root / "p"
+    target = project / "a" / "b"
+    assert local_dirs(target, project) == [project, project / "a", target]
+    assert local_dirs(project, project) == [project]
+
+
+def test_local_dirs_without_a_project_stop_before_home(root: Path) -> None:
+    home = root / "home"
+    assert local_dirs(home / "a" / "b", None) == [home / "a", home / "a" / "b"]
+    assert local_dirs(home, None) == []
+
+
+def test_local_dirs_outside_home_run_to_the_filesystem_root(root: Path) -> None:
+    target = root / "outside" / "x"
+    dirs = local_dirs(target, None)
+    assert dirs[0] == Path("/") and dirs[-1] == target
+    assert dirs == list(reversed([target, *target.parents]))
+
+
+def test_home_given_through_a_symlink_still_stops_the_search(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    os.symlink(root / "home", root / "home-link")
+    monkeypatch.setenv("HOME", str(root / "home-link"))
+    assert local_dirs(root / "home" / "a", None) == [root / "home" / "a"]
+
+
+def test_plan_chain_orders_general_to_specific(root: Path) -> None:
+    project = root / "p"
+    (project / ".git").mkdir(parents=True)
+    target = project / "src"
+    target.mkdir()
+    settings = Settings(filenames=("GEMINI.md", "AGENTS.md"), global_dir=root / "g")
+    plan = plan_chain(target, settings)
+    assert plan.project_root == project and plan.target_dir == target
+    assert [(c.path, c.scope) for c in plan.candidates] == [
+        (root / "g" / "GEMINI.md", Scope.GLOBAL), (root / "g" / "AGENTS.md", Scope.GLOBAL),
+        (project / "GEMINI.md", Scope.PROJECT), (project / "AGENTS.md", Scope.PROJECT),
+        (target / "GEMINI.md", Scope.PROJECT), (target / "AGENTS.md", Scope.PROJECT)]
+
+
+# settings ------------------------------------------------------------------------------------------
+
+
+def test_settings_defaults(root: Path) -> None:
+    s = resolve_settings(environ={})
+    assert s.filenames == ("GEMINI.md",)
+    assert s.global_dir == root / "home" / ".gemini"
+    assert s.budget_bytes == DEFAULT_BUDGET_BYTES == 32768 and s.budget_tokens is None
+    assert s.primary_filename == "GEMINI.md"
+    assert s.global_file() == root / "home" / ".gemini" / "GEMINI.md"
+
+
+def test_settings_from_the_environment(root: Path) -> None:
+    env = {"MEMORY_LENS_FILENAMES": " AGENTS.md ,, GEMINI.md ", "MEMORY_LENS_GLOBAL_DIR": str(root / "g")}
+    s = resolve_settings(environ=env)
+    assert s.filenames == ("AGENTS.md", "GEMINI.md")
+    assert s.global_files() == [root / "g" / "AGENTS.md", root / "g" / "GEMINI.md"]
+
+
+def test_explicit_values_beat_the_environment(root: Path) -> None:
+    env = {"MEMORY_LENS_FILENAMES": "AGENTS.md", "MEMORY_LENS_GLOBAL_DIR": str(root / "g")}
+    s = resolve_settings(["CONTEXT.md"], root / "h", environ=env)
+    assert (s.filenames, s.global_dir) == (("CONTEXT.md",), root / "h")
+
+
+def test_global_dir_expands_user_and_becomes_absolute(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert resolve_settings(global_dir="~/cfg", environ={}).global_dir == root / "home" / "cfg"
+    monkeypatch.chdir(root)
+    assert resolve_settings(global_dir="rel", environ={}).global_dir == root / "rel"
+
+
+def test_budgets() -> None:
+    assert resolve_settings(budget_bytes=10, environ={}).budget_bytes == 10
+    token_only = resolve_settings(budget_tokens=5, environ={})
+    assert (token_only.budget_bytes, token_only.budget_tokens) == (None, 5)
+    both = resolve_settings(budget_bytes=10, budget_tokens=5, environ={})
+    assert (both.budget_bytes, both.budget_tokens) == (10, 5)
+    with pytest.raises(SettingsError):
+        resolve_settings(budget_bytes=-1, environ={})
+
+
+def test_validate_filenames() -> None:
+    assert validate_filenames(["A.md", "B.md", "A.md"]) == ("A.md", "B.md")
+    for bad in (["a/b.md"], [".."], ["."], [""], ["a\\b"], [], ["x\0"]):
+        with pytest.raises(SettingsError):
+            validate_filenames(bad)

@@ -1,0 +1,169 @@
+"""memory_lens.core.edit: where `add` puts an entry, what it refuses, and what `remove` leaves."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_lens.core.edit import EmptyEntryError, find_entry, format_entry, plan_add, plan_remove
+from memory_lens.core.markdown import parse
+
+H = "## Gemini Added Memories"
+
+PLACEMENT = [
+    pytest.param("", f"{H}\n- NEW\n", 1, id="empty-file"),
+    pytest.param("# Rules\nUse tabs.\n", f"# Rules\nUse tabs.\n\n{H}\n- NEW\n", 4, id="no-header"),
+    pytest.param("# Rules\nUse tabs.", f"# Rules\nUse tabs.\n\n{H}\n- NEW\n", 4, id="no-final-newline"),
+    pytest.param("# Rules\n\n", f"# Rules\n\n{H}\n- NEW\n", 3, id="ends-with-blank-line"),
+    pytest.param("\n", f"\n{H}\n- NEW\n", 2, id="only-a-newline"),
+    pytest.param("x\n  ", f"x\n  \n{H}\n- NEW\n", 3, id="last-line-blank-without-newline"),
+    pytest.param(f"{H}\n", f"{H}\n- NEW\n", 1, id="header-only"),
+    pytest.param(f"{H}", f"{H}\n- NEW\n", 1, id="header-without-newline"),
+    pytest.param(f"{H}\n- a\n- b\n", f"{H}\n- a\n- b\n- NEW\n", 3, id="after-last-entry"),
+    pytest.param(f"{H}\n- a", f"{H}\n- a\n- NEW\n", 2, id="last-entry-without-newline"),
+    pytest.param(f"{H}\n- a\n  b", f"{H}\n- a\n  b\n- NEW\n", 3, id="continuation-without-newline"),
+    pytest.param(f"# T\n{H}\n- a\n\n## Other\n- o\n", f"# T\n{H}\n- a\n- NEW\n\n## Other\n- o\n", 3,
+                 id="ends-at-level-2"),
+    pytest.param(f"{H}\n- a\n# Top\n- t\n", f"{H}\n- a\n- NEW\n# Top\n- t\n", 2, id="ends-at-level-1"),
+    pytest.param(f"{H}\n- a\nTitle\n===\n- t\n", f"{H}\n- a\n- NEW\nTitle\n===\n- t\n", 2,
+                 id="ends-at-setext-heading"),
+    pytest.param(f"{H}\n- a\n### Sub\n- s\n\n## Other\n", f"{H}\n- a\n### Sub\n- s\n- NEW\n\n## Other\n", 4,
+                 id="level-3-stays-inside"),
+    pytest.param(f"{H}\n- a\n---\n- z\n", f"{H}\n- a\n- NEW\n---\n- z\n", 2, id="ends-at-break"),
+    pytest.param(f"{H}\n- a\n* * *\n- z\n", f"{H}\n- a\n- NEW\n* * *\n- z\n", 2, id="ends-at-spaced-break"),
+    pytest.param(f"{H}\n- a\n___\n- z\n", f"{H}\n- a\n- NEW\n___\n- z\n", 2, id="ends-at-underscores"),
+    pytest.param(f"{H}\n- a\n  more\n\n  still a\n\nPara.\n", f"{H}\n- a\n  more\n\n  still a\n- NEW\n\nPara.\n",
+                 5, id="after-continuation-lines"),
+    pytest.param(f"{H}\nIntro.\n\n## Other\n", f"{H}\n- NEW\nIntro.\n\n## Other\n", 1, id="right-under-header"),
+    pytest.param(f"{H}\n\n## Other\n- o\n", f"{H}\n- NEW\n\n## Other\n- o\n", 1, id="empty-section"),
+    pytest.param(f"{H}\n---\n- z\n", f"{H}\n- NEW\n---\n- z\n", 1, id="break-right-after-header"),
+    pytest.param(f"- top\n\n{H}\n- a\n\n{H}\n- b\n", f"- top\n\n{H}\n- a\n- NEW\n\n{H}\n- b\n", 4,
+                 id="first-header-wins"),
+    pytest.param(f"```\n{H}\n- f\n```\n", f"```\n{H}\n- f\n```\n\n{H}\n- NEW\n", 6, id="header-in-fence"),
+    pytest.param(f"~~~md\n{H}\n~~~\n{H}\n- a\n", f"~~~md\n{H}\n~~~\n{H}\n- a\n- NEW\n", 5, id="tilde-fence"),
+    pytest.param(f"{H}\n- a\n```\n- f\n```\n", f"{H}\n- a\n- NEW\n```\n- f\n```\n", 2, id="fenced-item"),
+    pytest.param(f"{H} ##\n- a\n", f"{H} ##\n- a\n- NEW\n", 2, id="closed-atx-header"),
+    pytest.param(f"### Gemini Added Memories\n- a\n", f"### Gemini Added Memories\n- a\n\n{H}\n- NEW\n", 4,
+                 id="level-3-is-not-the-header"),
+    pytest.param(f"{H}\n- a\n* b\n+ c\n", f"{H}\n- a\n* b\n+ c\n- NEW\n", 4, id="any-marker"),
+]
+
+
+@pytest.mark.parametrize("before, after, line", PLACEMENT)
+def test_placement(before: str, after: str, line: int) -> None:
+    plan = plan_add(before, "NEW")
+    assert plan.content == after
+    assert plan.entry_line == line
+    assert not plan.already_present
+    ins = plan.insertion
+    assert ins is not None
+    assert before[:ins.offset] + ins.text + before[ins.offset:] == after
+    new_entry = parse(after).entry_at(line)
+    assert new_entry is not None and new_entry.text == "NEW"
+
+
+@pytest.mark.parametrize("before, after, line", PLACEMENT)
+def test_placement_with_crlf(before: str, after: str, line: int) -> None:
+    crlf = before.replace("\n", "\r\n")
+    plan = plan_add(crlf, "NEW")
+    if "\n" in before:
+        assert plan.content == after.replace("\n", "\r\n")
+    else:  # a file without any line ending: new lines use \n
+        assert plan.content == after
+    assert plan.entry_line == line
+
+
+def test_insertion_position_is_line_and_column() -> None:
+    plan = plan_add("# T\nlast", "x")
+    assert plan.insertion is not None
+    assert (plan.insertion.line, plan.insertion.column, plan.insertion.offset) == (1, 4, 8)
+    plan = plan_add(f"{H}\n- a\n\n## B\n", "x")
+    assert (plan.insertion.line, plan.insertion.column) == (2, 0)
+
+
+def test_multi_line_text_is_one_entry() -> None:
+    plan = plan_add(f"{H}\n- a\n", "first\nsecond\n\n  indented\nlast")
+    assert plan.content == f"{H}\n- a\n- first\n  second\n\n    indented\n  last\n"
+    assert [e.text for e in parse(plan.content).entries] == ["a", "first\nsecond\n\n  indented\nlast"]
+
+
+def test_cr_only_file() -> None:
+    assert plan_add("# T\r", "x").content == f"# T\r\r{H}\r- x\r"
+
+
+def test_mixed_endings_use_the_first_one() -> None:
+    assert plan_add("# T\r\nmore\n", "x").content == f"# T\r\nmore\n\r\n{H}\r\n- x\r\n"
+
+
+def test_text_is_cleaned_before_saving() -> None:
+    plan = plan_add("", "  ## - Use pnpm  ")
+    assert plan.text == "Use pnpm" and plan.content == f"{H}\n- Use pnpm\n"
+
+
+@pytest.mark.parametrize("text", ["", "  ", "#", "- ", "--", "# - * +"])
+def test_empty_text_raises(text: str) -> None:
+    with pytest.raises(EmptyEntryError, match="empty"):
+        plan_add("# T\n", text)
+
+
+@pytest.mark.parametrize(
+    "existing, text",
+    [
+        ("- Use pnpm.", "Use pnpm"),
+        ("- Use pnpm", "use   PNPM!"),
+        ("* Use pnpm", "# Use pnpm;"),
+        ("+ Use pnpm:", "- use pnpm,"),
+        ("- Use\n  pnpm", "Use pnpm"),
+        ("- ｕｓｅ　ｐｎｐｍ", "use pnpm"),
+        ("- Straße", "STRASSE"),
+        ("- 日本語を使う。", "日本語を使う"),
+        ("- 日本語を使う", "日本語を使う！"),
+        ("- a；", "a：，"),
+    ],
+)
+def test_duplicate_leaves_content_alone(existing: str, text: str) -> None:
+    content = f"# Rules\n\n{H}\n{existing}\n"
+    plan = plan_add(content, text)
+    assert plan.already_present
+    assert plan.content == content and plan.insertion is None
+    assert plan.entry_line == 3 and plan.existing is not None
+
+
+def test_duplicate_outside_the_section_counts() -> None:
+    plan = plan_add("- Use pnpm\n\n# Notes\n", "use pnpm")
+    assert plan.already_present and plan.entry_line == 0
+
+
+@pytest.mark.parametrize("existing", ["```\n- Use pnpm\n```", "  - Use pnpm", "Use pnpm"])
+def test_non_entries_are_not_duplicates(existing: str) -> None:
+    assert not plan_add(existing + "\n", "Use pnpm").already_present
+
+
+def test_format_entry() -> None:
+    assert format_entry("a", "\n") == "- a\n"
+    assert format_entry("a\nb\n\nc", "\r\n") == "- a\r\n  b\r\n\r\n  c\r\n"
+
+
+def test_find_entry_cleans_and_normalises() -> None:
+    outline = parse("- Alpha\n- Beta.\n- beta\n")
+    entry = find_entry(outline, "## - BETA")
+    assert entry is not None and entry.line == 1
+    assert find_entry(outline, "Gamma") is None
+
+
+@pytest.mark.parametrize(
+    "content, text, after",
+    [
+        ("- a\n- b\n- c\n", "b", "- a\n- c\n"),
+        ("- a\n- b\n", "b", "- a\n"),
+        ("- a\n  more\n\n  still\n- b\n", "a more still", "- b\n"),
+        ("# T\r\n- a\r\n- b\r\n", "a", "# T\r\n- b\r\n"),
+        ("- a\n- b", "b", "- a\n"),
+        ("## H\n- only\n\n## Next\n", "only", "## H\n\n## Next\n"),
+    ],
+)
+def test_plan_remove(content: str, text: str, after: str) -> None:
+    entry = find_entry(parse(content), text)
+    assert entry is not None
+    plan = plan_remove(content, entry)
+    assert plan.content == after
+    assert content[:plan.start] + content[plan.end:] == after

@@ -1,0 +1,187 @@
+"""memory_lens.core.files and memory_lens.core.merge: reading one file safely, merging a chain."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memory_lens.core.discovery import Candidate, ChainPlan, Scope
+from memory_lens.core.files import FileRead, FileStatus, decode_memory_bytes, read_memory_file
+from memory_lens.core.merge import concatenate, estimate_tokens, load_memory, merge_plan
+from memory_lens.core.settings import Settings
+
+# read_memory_file -------------------------------------------------------------------------------
+
+
+def test_regular_file(tmp_path: Path) -> None:
+    p = tmp_path / "GEMINI.md"
+    p.write_bytes(b"hello\n")
+    got = read_memory_file(p)
+    assert got.ok and got.exists and got.status is FileStatus.OK
+    assert (got.text, got.size, got.real_path) == ("hello\n", 6, Path(os.path.realpath(p)))
+
+
+def test_bom_is_dropped_but_counted_in_size(tmp_path: Path) -> None:
+    p = tmp_path / "GEMINI.md"
+    p.write_bytes(b"\xef\xbb\xbfhi")
+    got = read_memory_file(p)
+    assert (got.text, got.size) == ("hi", 5)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    got = read_memory_file(tmp_path / "nope.md")
+    assert got.status is FileStatus.MISSING and not got.exists and not got.ok
+    assert read_memory_file(tmp_path / "no" / "dir" / "x.md").status is FileStatus.MISSING
+
+
+def test_file_as_a_directory_component_is_missing(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    assert read_memory_file(tmp_path / "file" / "GEMINI.md").status is FileStatus.MISSING
+
+
+def _dangling(p: Path) -> None:
+    os.symlink("nowhere", p)
+
+
+def _loop(p: Path) -> None:
+    os.symlink(p.name, p)
+
+
+def _directory(p: Path) -> None:
+    p.mkdir()
+
+
+def _fifo(p: Path) -> None:
+    os.mkfifo(p)
+
+
+def _device(p: Path) -> None:
+    os.symlink("/dev/null", p)
+
+
+def _latin1(p: Path) -> None:
+    p.write_bytes(b"caf\xe9")
+
+
+def _nul(p: Path) -> None:
+    p.write_bytes(b"a\x00b")
+
+
+def _utf16(p: Path) -> None:
+    p.write_bytes("hi".encode("utf-16"))
+
+
+@pytest.mark.parametrize(
+    "make, reason",
+    [(_dangling, "dangling symbolic link"), (_loop, "symbolic link loop"), (_directory, "directory"),
+     (_fifo, "FIFO"), (_device, "device"), (_latin1, "not valid UTF-8"), (_nul, "NUL byte"),
+     (_utf16, "")],
+)
+def test_unusable_files(tmp_path: Path, make, reason: str) -> None:
+    p = tmp_path / "GEMINI.md"
+    make(p)
+    got = read_memory_file(p)  # a FIFO must not block here
+    assert got.status is FileStatus.UNUSABLE and got.exists and not got.ok
+    assert reason in got.reason and got.text == ""
+
+
+def test_decode_memory_bytes() -> None:
+    assert decode_memory_bytes(b"\xef\xbb\xbfx") == ("x", "")
+    assert decode_memory_bytes(b"") == ("", "")
+    assert decode_memory_bytes(b"a\x00")[0] is None
+    text, why = decode_memory_bytes(b"ab\xff")
+    assert text is None and "offset 2" in why
+
+
+# concatenate -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "contents, expected",
+    [
+        (["Global instruction.", "Project instruction.", None, "Feature instruction."],
+         "Global instruction.\n\nProject instruction.\n\nFeature instruction."),
+        ([None, "Only instruction.", None], "Only instruction."),
+        (["First.", "Second."], "First.\n\nSecond."),
+        ([None, None], ""),
+        (["Instruction1", None, "Instruction3"], "Instruction1\n\nInstruction3"),
+        (["", "  \n", "x"], "x"),
+        (["\n a \n", "\tb\n\n"], "a\n\nb"),
+        ([], ""),
+    ],
+)
+def test_concatenate(contents: list[str | None], expected: str) -> None:
+    assert concatenate(contents) == expected
+
+
+def test_estimate_tokens() -> None:
+    assert [estimate_tokens("x" * n) for n in (0, 1, 4, 5, 400)] == [0, 1, 1, 2, 100]
+
+
+# merge_plan with a fake reader ---------------------------------------------------------------------
+
+
+def _plan(*cands: tuple[str, Scope]) -> ChainPlan:
+    return ChainPlan(Path("/t"), None, tuple(Candidate(Path(p), s) for p, s in cands))
+
+
+def _reader(files: dict[str, FileRead]):
+    return lambda path: files.get(str(path), FileRead(path, FileStatus.MISSING))
+
+
+def test_merge_plan_skips_missing_and_unusable_and_repeats() -> None:
+    files = {
+        "/g/GEMINI.md": FileRead(Path("/g/GEMINI.md"), FileStatus.OK, "  G\n", size=4, real_path=Path("/g/GEMINI.md")),
+        "/p/GEMINI.md": FileRead(Path("/p/GEMINI.md"), FileStatus.UNUSABLE, reason="is bad", size=9,
+                                 real_path=Path("/p/GEMINI.md")),
+        "/p/AGENTS.md": FileRead(Path("/p/AGENTS.md"), FileStatus.OK, "G again", size=7,
+                                 real_path=Path("/g/GEMINI.md")),
+        "/p/s/GEMINI.md": FileRead(Path("/p/s/GEMINI.md"), FileStatus.OK, "\nS\n", size=3,
+                                   real_path=Path("/p/s/GEMINI.md")),
+    }
+    plan = _plan(("/g/GEMINI.md", Scope.GLOBAL), ("/g/AGENTS.md", Scope.GLOBAL), ("/p/GEMINI.md", Scope.PROJECT),
+                 ("/p/AGENTS.md", Scope.PROJECT), ("/p/s/GEMINI.md", Scope.PROJECT))
+    memory = merge_plan(plan, _reader(files))
+    assert memory.text == "G\n\nS"
+    assert [(str(s.path), s.readable, s.bytes, s.tokens) for s in memory.sources] == [
+        ("/g/GEMINI.md", True, 4, 1), ("/p/GEMINI.md", False, 9, 0), ("/p/s/GEMINI.md", True, 3, 1)]
+    assert memory.warnings == ["/p/GEMINI.md: skipped: is bad"]
+    trace = "\n".join(memory.trace)
+    assert "/g/AGENTS.md: not found" in trace and "/p/GEMINI.md: unusable: is bad" in trace
+    assert "/p/AGENTS.md: skipped, same file as /g/GEMINI.md" in trace
+    assert "merged text: 'G\\n\\nS'" in trace
+
+
+def test_memory_json_and_annotated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = Path(os.path.realpath(tmp_path))
+    monkeypatch.setenv("HOME", str(base / "home"))
+    (base / "g").mkdir()
+    (base / "g" / "GEMINI.md").write_text("\n Global \n")
+    project = base / "p"
+    (project / ".git").mkdir(parents=True)
+    (project / "GEMINI.md").write_text("   \n")  # empty: listed, not merged, not annotated
+    (project / "a").mkdir()
+    (project / "a" / "GEMINI.md").write_text("A\n")
+    memory = load_memory(project / "a", Settings(global_dir=base / "g"))
+    assert memory.to_json() == {
+        "text": "Global\n\nA",
+        "project_root": str(project),
+        "sources": [
+            {"path": str(base / "g" / "GEMINI.md"), "scope": "global", "readable": True, "bytes": 10, "tokens": 2},
+            {"path": str(project / "GEMINI.md"), "scope": "project", "readable": True, "bytes": 4, "tokens": 0},
+            {"path": str(project / "a" / "GEMINI.md"), "scope": "project", "readable": True, "bytes": 2,
+             "tokens": 1},
+        ],
+    }
+    g, a = base / "g" / "GEMINI.md", project / "a" / "GEMINI.md"
+    assert memory.annotated() == (f"--- Context from: {g} ---\nGlobal\n--- End of Context from: {g} ---\n\n"
+                                  f"--- Context from: {a} ---\nA\n--- End of Context from: {a} ---")
+    assert memory.size_bytes == 9 and memory.tokens == 3
+
+
+def test_empty_memory() -> None:
+    memory = merge_plan(_plan(("/nothing/GEMINI.md", Scope.GLOBAL)), _reader({}))
+    assert (memory.text, memory.sources, memory.annotated(), memory.warnings) == ("", (), "", [])
+    assert memory.to_json() == {"text": "", "project_root": None, "sources": []}
