@@ -16,7 +16,7 @@ from typing import NoReturn, Sequence
 from memory_lens import __version__
 from memory_lens.core.checks import Severity, check_paths
 from memory_lens.core.discovery import Scope, TargetError, resolve_target
-from memory_lens.core.edit import EmptyEntryError
+from memory_lens.core.edit import EntryTextError
 from memory_lens.core.entries import (
     EntryNotFoundError,
     NoProjectError,
@@ -178,7 +178,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     target = _target(args.dir)
     try:
         result = save_entry(args.text, target, settings, args.scope)
-    except (EmptyEntryError, NoProjectError, MemoryFileError) as err:
+    except (EntryTextError, NoProjectError, MemoryFileError) as err:
         raise Failure(str(err)) from None
     where = f"{result.scope.value} memory {result.path}:{result.line + 1}"
     if result.added:

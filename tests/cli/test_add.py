@@ -318,3 +318,12 @@ def test_different_text_is_not_a_duplicate(proj: Workspace) -> None:
     add(ws, "Use pnpm 9")
     add(ws, "Use pnpm?")  # `?` is not dropped
     assert ws.read("p/GEMINI.md") == f"{HEADER}\n- Use pnpm\n- Use pnpm 9\n- Use pnpm?\n"
+
+
+def test_add_refuses_text_with_an_unclosed_fence(proj: Workspace) -> None:
+    ws = proj
+    ws.write("p/GEMINI.md", "# Rules\n")
+    result = ws.run("add", "example:\n```", cwd=ws.path("p"))
+    assert result.rc == 1
+    assert "fence" in result.stderr and result.stderr.count("\n") == 1
+    assert ws.read("p/GEMINI.md") == "# Rules\n"

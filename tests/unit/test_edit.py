@@ -167,3 +167,19 @@ def test_plan_remove(content: str, text: str, after: str) -> None:
     plan = plan_remove(content, entry)
     assert plan.content == after
     assert content[:plan.start] + content[plan.end:] == after
+
+
+@pytest.mark.parametrize("text", ["a\n```", "a\n~~~~\ncode", "a\n  ```python\n  x = 1"])
+def test_text_with_an_unclosed_fence_is_refused(text: str) -> None:
+    from memory_lens.core.edit import UnsafeEntryError
+
+    with pytest.raises(UnsafeEntryError):
+        plan_add("# Rules\n\n## Gemini Added Memories\n- one\n\n## Later\n- two\n", text)
+
+
+def test_text_with_a_closed_fence_stays_one_entry() -> None:
+    plan = plan_add("## Gemini Added Memories\n- one\n", "run:\n```\nmake check\n```")
+    assert plan.content == "## Gemini Added Memories\n- one\n- run:\n  ```\n  make check\n  ```\n"
+    entries = parse(plan.content).entries
+    assert [e.text for e in entries] == ["one", "run:\n```\nmake check\n```"]
+    assert plan_add(plan.content, "two").content.endswith("  ```\n- two\n")

@@ -23,8 +23,16 @@ SECTION_HEADER = "## Gemini Added Memories"
 SECTION_TITLE = "Gemini Added Memories"
 
 
-class EmptyEntryError(ValueError):
+class EntryTextError(ValueError):
+    """The text cannot be saved as an entry (the message says why and what to do)."""
+
+
+class EmptyEntryError(EntryTextError):
     """The text to save is empty once cleaned."""
+
+
+class UnsafeEntryError(EntryTextError):
+    """Saved as is, the text would not read back as exactly one entry (e.g. an unclosed fence)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,7 @@ def plan_add(content: str, text: str) -> AddPlan:
             return AddPlan(cleaned, content, None, e.line, existing=e)
     eol = detect_eol(content)
     block = format_entry(cleaned, eol)
+    _require_self_contained(block)
     lines = outline.lines
     offsets = _line_start_offsets(lines)
     header = find_section_header(outline)
@@ -135,11 +144,28 @@ def plan_add(content: str, text: str) -> AddPlan:
     return _insert(cleaned, content, len(content), eol + block, after + 1, after, len(line_text))
 
 
+def _require_self_contained(block: str) -> None:
+    """BLOCK (one formatted entry) must end every construct it opens: a line written after it has
+    to parse on its own (an unclosed code fence would swallow everything that follows)."""
+    probe = parse(block + "- probe\n")
+    last = probe.entries[-1] if probe.entries else None
+    if last is None or last.line != len(probe.lines) - 1 or last.text != "probe":
+        raise UnsafeEntryError(
+            "the text would swallow what follows it (an unclosed ``` or ~~~ code fence?); close it and try again")
+
+
 def _insert(cleaned: str, content: str, offset: int, text: str, entry_line: int, line: int,
             column: int) -> AddPlan:
+    new = content[:offset] + text + content[offset:]
+    # The new entry must read back as exactly the lines written: an unclosed code fence in TEXT
+    # would otherwise swallow the rest of the file into it.
+    entry = parse(new).entry_at(entry_line)
+    if entry is None or entry.line != entry_line or entry.end_line != entry_line + cleaned.count("\n"):
+        raise UnsafeEntryError(
+            "the text would not stay one entry (an unclosed ``` or ~~~ code fence?); close the fence and try again")
     return AddPlan(
         text=cleaned,
-        content=content[:offset] + text + content[offset:],
+        content=new,
         insertion=Insertion(offset, text, line, column),
         entry_line=entry_line,
     )

@@ -20,7 +20,7 @@ from lsprotocol import types
 
 from memory_lens.core.checks import DUPLICATE, REDUNDANT
 from memory_lens.core.discovery import Scope, find_project_root
-from memory_lens.core.edit import EmptyEntryError, plan_add
+from memory_lens.core.edit import EntryTextError, plan_add
 from memory_lens.core.entries import memory_file_for
 from memory_lens.core.files import FileStatus
 from memory_lens.core.markdown import clean_entry_text, parse
@@ -81,7 +81,7 @@ def save_action(ls: MemoryLensServer, uri: str, text: str, scope: Scope) -> type
         return _disabled(ls, title, f"{path} {reason}")
     try:
         plan = plan_add(content, text)
-    except EmptyEntryError:
+    except EntryTextError:
         return None
     if plan.already_present:
         where = f"{path.name}:{plan.entry_line + 1}"

@@ -15,7 +15,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from memory_lens.core.discovery import Scope
-from memory_lens.core.edit import EmptyEntryError, plan_add
+from memory_lens.core.edit import EntryTextError, plan_add
 from memory_lens.core.entries import (
     EntryNotFoundError,
     NoProjectError,
@@ -104,7 +104,7 @@ def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
         if directory is None:
             directory = ls.settings.global_dir if ls.settings.global_dir.is_dir() else Path.home()
         result = save_entry(text, directory, ls.settings, chosen)
-    except (EmptyEntryError, NoProjectError, MemoryFileError) as err:
+    except (EntryTextError, NoProjectError, MemoryFileError) as err:
         raise _failed(err) from None
     ls.store.invalidate([result.path])
     ls.live.request_paths({result.path})
