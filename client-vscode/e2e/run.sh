@@ -31,10 +31,15 @@ RIPGREP_CACHE=vscode-ripgrep-cache-1.15.11
 RIPGREP_TARBALL=ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz
 VSIX="$CLIENT/memory-lens.vsix"
 RUN="$CACHE/run"
-CS="$CACHE/cs/node_modules/.bin/code-server"
+CS_BIN="$CACHE/cs/node_modules/.bin/code-server"
 export npm_config_loglevel=error npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
 
 T0=$(date +%s)
+# code-server writes ~/.config/code-server/config.yaml when run: never let it see the real HOME.
+cs() {
+  HOME="${CS_HOME:-$CACHE/cs-home}" XDG_CONFIG_HOME="${CS_HOME:-$CACHE/cs-home}/.config" \
+    XDG_DATA_HOME="${CS_HOME:-$CACHE/cs-home}/.local/share" "$CS_BIN" "$@"
+}
 say() { printf '[e2e %4ss] %s\n' "$(( $(date +%s) - T0 ))" "$*"; }
 die() { say "ERROR: $*"; exit 1; }
 
@@ -53,7 +58,7 @@ check_prerequisites() {
 }
 
 install_code_server() {
-  if [ -x "$CS" ] && "$CS" --version 2>/dev/null | grep -q "^$CS_VERSION "; then
+  if [ -x "$CS_BIN" ] && cs --version 2>/dev/null | grep -q "^$CS_VERSION "; then
     say "code-server $CS_VERSION already installed in $CACHE/cs"
     return
   fi
@@ -71,7 +76,7 @@ install_code_server() {
   (cd "$CACHE/cs" && TMPDIR="$CACHE/tmp" npm_config_yes=true npm_config_unsafe_perm=true \
     npm install "code-server@$CS_VERSION" --foreground-scripts >"$CACHE/cs-install.log" 2>&1) \
     || { tail -40 "$CACHE/cs-install.log"; die "code-server install failed (log: $CACHE/cs-install.log)"; }
-  "$CS" --version | head -1
+  cs --version | head -1
 }
 
 install_playwright() {
@@ -104,14 +109,14 @@ start_code_server() {
   local cfg="$RUN/config.yaml"
   printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$PORT" >"$cfg"
   CS_ARGS=(--config "$cfg" --user-data-dir "$USER_DATA" --extensions-dir "$RUN/extensions")
-  "$CS" "${CS_ARGS[@]}" --force --install-extension "$VSIX" >"$ARTIFACTS/install-extension.log" 2>&1 \
+  cs "${CS_ARGS[@]}" --force --install-extension "$VSIX" >"$ARTIFACTS/install-extension.log" 2>&1 \
     || { cat "$ARTIFACTS/install-extension.log"; die "installing the .vsix failed"; }
   if curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz"; then
     die "port $PORT is already in use (set E2E_PORT)"
   fi
   # setsid: its own process group, so code-server, extension hosts, watchers and the language
   # server all stop together.
-  setsid "$CS" "${CS_ARGS[@]}" --bind-addr "127.0.0.1:$PORT" --auth none --disable-telemetry \
+  setsid "$CS_BIN" "${CS_ARGS[@]}" --bind-addr "127.0.0.1:$PORT" --auth none --disable-telemetry \
     --disable-update-check --disable-workspace-trust --disable-getting-started-override \
     "$WORKSPACE" >"$ARTIFACTS/code-server.log" 2>&1 &
   CS_PID=$!

@@ -92,7 +92,6 @@ export class MemoryServer implements vscode.Disposable {
       } catch (err) {
         this.log.warn(`Stopping the language server: ${errorMessage(err)}`);
       }
-      this.runningChanged.fire(false);
     }
   }
 
@@ -163,6 +162,12 @@ export class MemoryServer implements vscode.Disposable {
     client.onNotification(DID_CHANGE_NOTIFICATION, (params: DidChangeParams | undefined) => {
       this.memoryChanged.fire(Array.isArray(params?.uris) ? params.uris : []);
     });
+    // Also covers the library's own restarts after a crash.
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running || e.oldState === State.Running) {
+        this.runningChanged.fire(e.newState === State.Running);
+      }
+    });
     this.client = client;
     try {
       await client.start();
@@ -177,7 +182,6 @@ export class MemoryServer implements vscode.Disposable {
     }
     this.log.info(`Language server running: ${client.initializeResult?.serverInfo?.name ?? 'memory-lens'} ` +
       `${client.initializeResult?.serverInfo?.version ?? ''}`.trimEnd());
-    this.runningChanged.fire(true);
     return true;
   }
 
