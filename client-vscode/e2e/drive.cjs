@@ -93,6 +93,26 @@ async function main(page) {
     await activeEditorLines().waitFor({ timeout: 15000 });
   };
   const editorLine = (n) => page.locator('.editor-group-container.active .monaco-editor .view-line').nth(n);
+  /** Rest the mouse on TARGET (at fraction X of its width) until HOVER shows; editors re-render. */
+  const hoverUntil = (target, hover, x) => until(`hover over ${target}`, async () => {
+    const box = await target.boundingBox();
+    if (!box) {
+      return false;
+    }
+    await page.mouse.move(box.x + box.width * x, box.y + box.height / 2);
+    await page.mouse.move(box.x + box.width * x + 3, box.y + box.height / 2);
+    return hover.waitFor({ state: 'visible', timeout: 4000 }).then(() => true, () => false);
+  }, 30000);
+  /** Right-click ROW and choose LABEL from its context menu. */
+  const contextMenu = async (row, label) => {
+    await row.click({ button: 'right' });
+    const item = page.locator('.context-view .action-label', { hasText: label }).first();
+    await item.waitFor({ timeout: 10000 });
+    await page.waitForTimeout(300); // a menu ignores clicks in its first moments
+    await item.click();
+    await page.locator('.context-view .monaco-menu').first().waitFor({ state: 'detached', timeout: 5000 })
+      .catch(() => page.keyboard.press('Enter'));
+  };
   const panelLabels = async () => (await panel.locator('.monaco-list-row').allInnerTexts()).map((s) => s.replace(/\s+/g, ' ').trim());
 
   // 0. The workbench loads and the extension starts its server.
@@ -130,6 +150,22 @@ async function main(page) {
   check('status bar says 3 files', /3 files · ~\d+ tokens/.test(await text(statusItem.first())));
   result.panel = labels;
   await screenshot('panel-and-status-bar');
+
+  // 1b. Clicking an entry opens its file there.
+  await panelRow('Run the app with').first().click();
+  await page.locator('.tab.active', { hasText: 'GEMINI.md' }).first().waitFor({ timeout: 15000 });
+  await page.locator('.statusbar-item', { hasText: /Ln 3, Col/ }).first().waitFor({ timeout: 15000 });
+  step('panel entry opens the file at the entry');
+
+  // 1c. An unreadable memory file is marked in the panel.
+  await openFile('packages/legacy/notes.md');
+  const unreadable = panelRow('packages/legacy/GEMINI.md').filter({ hasText: 'unreadable' });
+  await unreadable.first().waitFor({ timeout: 20000 });
+  check('the unreadable source has a warning icon', await unreadable.first().locator('.codicon-warning').count() > 0);
+  step('unreadable source marked');
+  await screenshot('panel-unreadable-source');
+  await openFile('packages/app/src/notes.md');
+  await panelRow('packages/app/GEMINI.md').first().waitFor({ timeout: 20000 });
 
   // 2. "Remember…": the `#` flow, choosing Project memory, lands in <root>/GEMINI.md.
   await palette('Memory Lens: Remember…');
@@ -219,11 +255,8 @@ async function main(page) {
   const squiggle = page.locator('.editor-group-container.active .squiggly-warning');
   await squiggle.first().waitFor({ timeout: 30000 });
   step('duplicate diagnostic visible');
-  const box = await squiggle.first().boundingBox();
-  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-  await page.mouse.move(box.x + box.width / 2 + 3, box.y + box.height / 2);
   const dupHover = page.locator('.monaco-hover', { hasText: /duplicate/i });
-  await dupHover.first().waitFor({ state: 'visible', timeout: 20000 });
+  await hoverUntil(squiggle.first(), dupHover.first(), 0.5);
   result.duplicateHover = (await text(dupHover.first())).slice(0, 500);
   await screenshot('duplicate-diagnostic');
   await page.mouse.move(5, 5);
@@ -234,11 +267,8 @@ async function main(page) {
 
   // 5. Hover on an entry: where else it appears.
   const redundant = page.locator('.editor-group-container.active .view-line', { hasText: 'Use pnpm instead of npm.' });
-  const rbox = await redundant.first().boundingBox();
-  await page.mouse.move(rbox.x + 60, rbox.y + rbox.height / 2);
-  await page.mouse.move(rbox.x + 64, rbox.y + rbox.height / 2);
   const entryHover = page.locator('.monaco-hover', { hasText: /GEMINI\.md/ });
-  await entryHover.first().waitFor({ state: 'visible', timeout: 20000 });
+  await hoverUntil(redundant.first(), entryHover.first(), 0.1);
   result.entryHover = (await text(entryHover.first())).slice(0, 500);
   step('hover visible');
   await screenshot('hover');
@@ -254,7 +284,8 @@ async function main(page) {
   await del.first().waitFor({ timeout: 10000 });
   check('context menu offers Move to Global Memory', await page.locator('.context-view .action-label', { hasText: 'Move to Global Memory' }).count() > 0);
   await screenshot('panel-context-menu');
-  await del.first().click();
+  await page.keyboard.press('Escape');
+  await contextMenu(keep.first(), 'Delete Entry');
   const confirm = page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Delete$/ });
   await confirm.first().waitFor({ timeout: 10000 });
   await screenshot('delete-confirm');
@@ -267,8 +298,7 @@ async function main(page) {
 
   // 7. Move an entry from project to global memory from the panel.
   const tests = panelRow('Tests live in tests/');
-  await tests.first().click({ button: 'right' });
-  await page.locator('.context-view .action-label', { hasText: 'Move to Global Memory' }).first().click();
+  await contextMenu(tests.first(), 'Move to Global Memory');
   await until('the entry moved to global memory', () => read(world.globalFile).includes('Tests live in tests/')
     && !read(ws('packages/app/GEMINI.md')).includes('Tests live in tests/'));
   await notification('moved').first().waitFor({ timeout: 10000 });
@@ -295,6 +325,12 @@ async function main(page) {
   await until('the live update of the panel', async () => (await panelRow('Written by another program').count()) > 0, 15000);
   step('effective memory document and panel updated live');
   await screenshot('effective-memory-live-update');
+
+  // 8b. Move a global entry to project memory from the panel.
+  await contextMenu(panelRow('Written by another program').first(), 'Move to Project Memory');
+  await until('the entry moved to project memory', () => read(ws('GEMINI.md')).includes('Written by another program')
+    && !read(world.globalFile).includes('Written by another program'));
+  step('entry moved to project memory');
 
   // 9. Restart the server; the panel and status bar come back.
   await palette('Memory Lens: Restart Server');
@@ -338,6 +374,23 @@ async function main(page) {
   await openFile('packages/app/src/notes.md');
   await statusItem.first().waitFor({ timeout: 60000 });
   step('server command error shown, then recovered');
+
+  // 13. The contributed settings, with their descriptions.
+  // Machine-overridable settings (server command, global dir) sit in the Remote tab of code-server.
+  await palette('View: Hide Panel');
+  await palette('Preferences: Open Settings (UI)');
+  await page.locator('.settings-editor').first().waitFor({ timeout: 20000 });
+  await page.keyboard.type('memoryLens');
+  const settingItem = (title) => page.locator('.settings-editor .setting-item', { hasText: title });
+  await settingItem('Token Budget').first().waitFor({ timeout: 20000 });
+  for (const title of ['Filenames', 'Token Budget', 'Debug', 'Trace: Server']) {
+    check(`settings UI shows ${title}`, await settingItem(title).count() > 0);
+  }
+  await screenshot('settings-user');
+  await page.locator('.settings-editor .settings-tabs-widget .action-label', { hasText: 'Remote' }).first().click();
+  await settingItem('Server: Command').first().waitFor({ timeout: 20000 });
+  check('settings UI shows Global Dir', await settingItem('Global Dir').count() > 0);
+  await screenshot('settings-remote');
   result.ok = true;
 }
 

@@ -11,7 +11,10 @@ const FILES = {
   'packages/app/GEMINI.md': '# App\n\n- Run the app with `pnpm dev`.\n- Tests live in tests/.\n- Use pnpm instead of npm.\n',
   'packages/app/src/notes.md': 'Deploys go through the staging cluster first.\n\nSome other notes.\n',
   'README.md': '# Demo project\n',
+  'packages/legacy/notes.md': 'Legacy notes.\n',
 };
+/** Not UTF-8: an unreadable memory file that agents skip. */
+const UNREADABLE = { 'packages/legacy/GEMINI.md': Buffer.from([0x2d, 0x20, 0x4f, 0x6c, 0x64, 0x20, 0xff, 0xfe, 0x0a]) };
 const GLOBAL = '## Gemini Added Memories\n- My name is Alice.\n';
 
 function layout(run) {
@@ -36,7 +39,7 @@ function create(run, serverCommand) {
     fs.mkdirSync(dir, { recursive: true });
   }
   fs.chmodSync(path.join(l.tmp, 'run'), 0o700);
-  for (const [rel, text] of Object.entries(FILES)) {
+  for (const [rel, text] of Object.entries({ ...FILES, ...UNREADABLE })) {
     fs.mkdirSync(path.dirname(path.join(l.workspace, rel)), { recursive: true });
     fs.writeFileSync(path.join(l.workspace, rel), text);
   }
