@@ -394,16 +394,23 @@ async function main(page) {
   result.ok = true;
 }
 
-(async () => {
+async function run() {
   fs.mkdirSync(out, { recursive: true });
   fs.mkdirSync(world.profile, { recursive: true });
-  const ctx = await chromium.launchPersistentContext(world.profile, {
+  const launch = (profile) => chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
     viewport: { width: 1440, height: 900 },
     env: { ...process.env, HOME: world.home, XDG_CONFIG_HOME: path.join(world.home, '.config'), XDG_CACHE_HOME: path.join(world.home, '.cache') },
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    timeout: 120000,
+  });
+  // A loaded 2-core machine occasionally fails a first launch: try twice.
+  const ctx = await launch(world.profile).catch(async (err) => {
+    console.error(`chromium launch failed, retrying: ${String(err)}`);
+    await new Promise((r) => setTimeout(r, 3000));
+    return launch(`${world.profile}-retry`);
   });
   const page = ctx.pages()[0] || await ctx.newPage();
   page.on('console', (m) => {
@@ -425,4 +432,11 @@ async function main(page) {
   }
   console.log(result.ok ? `e2e passed in ${result.seconds}s` : 'e2e FAILED');
   process.exit(result.ok ? 0 : 1);
-})();
+}
+
+run().catch((err) => {
+  console.error(`e2e driver error: ${String((err && err.stack) || err)}`);
+  result.error = String(err);
+  fs.writeFileSync(path.join(out, 'result.json'), JSON.stringify(result, null, 2));
+  process.exit(1);
+});

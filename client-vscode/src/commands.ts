@@ -13,7 +13,7 @@ import { displayPath, entryLabel, savedMessage, scopeName, stripMemoryPrefix, va
 import type { MemoryModel } from './model';
 import type { PanelNode } from './panel';
 import {
-  CLIENT_COMMANDS, CMD_MOVE, CMD_REFRESH, CMD_REMOVE, CMD_SAVE, type ListedEntry, type MoveArgs,
+  CLIENT_COMMANDS, CMD_MOVE, CMD_REFRESH, CMD_REMOVE, CMD_SAVE, EFFECTIVE_SCHEME, type ListedEntry, type MoveArgs,
   type RefreshResult, type RemoveResult, type SaveArgs, type SaveResult, type Scope,
 } from './protocol';
 import { errorMessage, type MemoryServer, serverSettings } from './server';
@@ -77,7 +77,9 @@ export class MemoryCommands {
       void vscode.window.showWarningMessage('Memory Lens: select the text to save first.');
       return;
     }
-    await this.save({ text, scope, uri: editor.document.uri.toString() });
+    // From the effective memory document, save for the file it shows.
+    const uri = editor.document.uri.scheme === EFFECTIVE_SCHEME ? this.model.targetUri : editor.document.uri;
+    await this.save({ text, scope, uri: uri?.toString() });
   }
 
   async showEffective(uri?: vscode.Uri): Promise<void> {

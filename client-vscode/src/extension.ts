@@ -31,6 +31,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (e.affectsConfiguration(`${SETTINGS_SECTION}.server.command`)) {
         log.info('"memoryLens.server.command" changed: restarting the language server');
         void server?.restart();
+      } else if (e.affectsConfiguration(SETTINGS_SECTION)) {
+        // The server rereads its settings on this event too; show what they select once it has.
+        setTimeout(() => { documents.refreshAll(); model.scheduleRefresh(0); }, 500);
       }
     }),
   );

@@ -22,7 +22,7 @@ import {
 } from './protocol';
 import { activeInterpreter, pythonExtensionInstalled, pythonProbe } from './python';
 import {
-  locateProgram, missingProgramMessage, pathPythonsFor, quote, resolveServerCommand, SETTING_NAME,
+  locateProgram, missingProgramMessage, parseCommandSetting, pathPythonsFor, quote, resolveServerCommand, SETTING_NAME,
 } from './serverCommand';
 
 const CLIENT_ID = 'memoryLens';
@@ -127,9 +127,11 @@ export class MemoryServer implements vscode.Disposable {
   private async doStart(): Promise<boolean> {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     const bundled = this.context.asAbsolutePath('bundled/launch.py');
+    const setting = vscode.workspace.getConfiguration(SETTINGS_SECTION).get<unknown>('server.command');
     const resolution = await resolveServerCommand({
-      setting: vscode.workspace.getConfiguration(SETTINGS_SECTION).get<unknown>('server.command'),
-      activeInterpreter: await activeInterpreter(folder, this.log),
+      setting,
+      // Ask the Python extension (activating it) only when the setting does not decide.
+      activeInterpreter: parseCommandSetting(setting).command ? undefined : await activeInterpreter(folder, this.log),
       pythonExtensionInstalled: pythonExtensionInstalled(),
       bundledLauncher: fs.existsSync(bundled) ? bundled : undefined,
       pathPythons: pathPythonsFor(process.platform),
