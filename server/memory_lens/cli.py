@@ -178,7 +178,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     target = _target(args.dir)
     try:
         result = save_entry(args.text, target, settings, args.scope)
-    except (EntryTextError, NoProjectError, MemoryFileError) as err:
+    except NoProjectError as err:
+        raise Failure(str(err).replace("save to global memory instead", "use --scope global")) from None
+    except (EntryTextError, MemoryFileError) as err:
         raise Failure(str(err)) from None
     where = f"{result.scope.value} memory {result.path}:{result.line + 1}"
     if result.added:

@@ -159,6 +159,11 @@ def test_find_entry_cleans_and_normalises() -> None:
         ("# T\r\n- a\r\n- b\r\n", "a", "# T\r\n- b\r\n"),
         ("- a\n- b", "b", "- a\n"),
         ("## H\n- only\n\n## Next\n", "only", "## H\n\n## Next\n"),
+        ("# P\n\n- a\n\n## X\n", "a", "# P\n\n## X\n"),
+        ("# P\n\n- a\n", "a", "# P\n"),
+        ("# P\n\n- a", "a", "# P\n"),
+        ("- a\n\n# T\n", "a", "# T\n"),
+        ("# P\r\n\r\n- a\r\n\r\n## X\r\n", "a", "# P\r\n\r\n## X\r\n"),
     ],
 )
 def test_plan_remove(content: str, text: str, after: str) -> None:

@@ -172,7 +172,22 @@ def _insert(cleaned: str, content: str, offset: int, text: str, entry_line: int,
 
 
 def plan_remove(content: str, entry: Entry) -> RemovePlan:
-    """Plan removing ENTRY (found by `parse(content)`) with all its lines."""
-    offsets = _line_start_offsets(parse(content).lines)
-    start, end = offsets[entry.line], offsets[entry.end_line + 1]
+    """Plan removing ENTRY (found by `parse(content)`) with all its lines.
+
+    Removing an entry never leaves a doubled blank line behind: when a blank line stands on both
+    sides of it (or on one side, with the start or the end of the file on the other), one of them
+    goes too. Every other byte is kept.
+    """
+    lines = parse(content).lines
+    offsets = _line_start_offsets(lines)
+    first, last = entry.line, entry.end_line
+
+    def blank(i: int) -> bool:
+        return 0 <= i < len(lines) and not lines[i].strip()
+
+    start, end = offsets[first], offsets[last + 1]
+    if blank(last + 1) and (first == 0 or blank(first - 1)):
+        end = offsets[last + 2]
+    elif blank(first - 1) and last + 1 >= len(lines):
+        start = offsets[first - 1]
     return RemovePlan(entry, content[:start] + content[end:], start, end)

@@ -68,8 +68,8 @@ def resolve_scope(scope: Scope | str | None, target_dir: Path) -> tuple[Scope, P
     chosen = Scope(scope) if scope else (Scope.PROJECT if root else Scope.GLOBAL)
     if chosen is Scope.PROJECT and root is None:
         raise NoProjectError(
-            f"{target_dir} is not inside a project (no .git found above it); "
-            "use --scope global, or run `git init` at the project root"
+            f"{target_dir} is not inside a project (no .git found above it): "
+            "save to global memory instead, or run `git init` at the project root"
         )
     return chosen, root
 

@@ -156,7 +156,12 @@ def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
 
 
 def move(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
-    """Move the entry at `{uri, line}` to `scope` memory: saved there first, then removed here."""
+    """Move the entry at `{uri, line}` to `scope` memory: saved there first, then removed here.
+
+    `contextUri` (optional) names a document or folder of the destination project; by default the
+    project of `uri` itself, or the first workspace folder when moving a global entry to a project.
+    """
+    context = _str_arg(args, "contextUri", required=False)
     uri = _str_arg(args, "uri")
     line = _line_arg(args)
     scope = _scope_arg(args)
@@ -169,7 +174,11 @@ def move(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     entry = parse(got.text).entry_at(line - 1) if got.ok else None
     if entry is None:
         raise RequestFailed(message=f"{path}:{line}: no memory entry on that line")
-    saved = save(ls, {"text": entry.text, "scope": scope, "uri": uri})
+    if context is None and scope == Scope.PROJECT.value and scope_of(ls, path) is Scope.GLOBAL:
+        context_args: dict[str, Any] = {}
+    else:
+        context_args = {"uri": context or uri}
+    saved = save(ls, {"text": entry.text, "scope": scope, **context_args})
     if os.path.realpath(saved["path"]) != os.path.realpath(path):
         remove(ls, {"uri": uri, "line": entry.line + 1})
     return saved

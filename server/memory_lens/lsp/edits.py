@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from memory_lens.core.edit import AddPlan
+from memory_lens.core.edit import AddPlan, plan_remove
 from memory_lens.core.markdown import Entry, split_lines, strip_eol
 from memory_lens.lsp.convert import client_column, path_to_uri
 from memory_lens.lsp.protocol import CHANGE_ANNOTATION_ID
@@ -70,13 +70,20 @@ def add_entry_edit(ls: MemoryLensServer, path: Path, plan: AddPlan, confirm: boo
     return _workspace_edit(ls, path, edit, create, annotation)
 
 
+def _offset_position(lines: list[str], offset: int, encoding: object) -> types.Position:
+    pos = 0
+    for i, line in enumerate(lines):
+        if offset < pos + len(line) or (offset == pos + len(line) and not line.endswith(("\n", "\r"))):
+            return _position(lines, i, offset - pos, encoding)
+        pos += len(line)
+    return types.Position(line=len(lines), character=0)
+
+
 def remove_entry_edit(ls: MemoryLensServer, path: Path, text: str, entry: Entry) -> types.WorkspaceEdit:
-    """The edit that deletes ENTRY (all its lines) from PATH whose current text is TEXT."""
+    """The edit that deletes ENTRY from PATH whose current text is TEXT, exactly as
+    `memory-lens remove` would (the same `plan_remove`)."""
+    plan = plan_remove(text, entry)
     lines = split_lines(text)
-    start = types.Position(line=entry.line, character=0)
-    if entry.end_line + 1 < len(lines):
-        end = types.Position(line=entry.end_line + 1, character=0)
-    else:
-        end = _position(lines, entry.end_line, len(strip_eol(lines[entry.end_line])), ls.position_encoding)
-    return _workspace_edit(ls, path, types.TextEdit(range=types.Range(start=start, end=end), new_text=""),
-                           False, None)
+    rng = types.Range(start=_offset_position(lines, plan.start, ls.position_encoding),
+                      end=_offset_position(lines, plan.end, ls.position_encoding))
+    return _workspace_edit(ls, path, types.TextEdit(range=rng, new_text=""), False, None)
