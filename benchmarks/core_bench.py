@@ -1,0 +1,152 @@
+"""In-process measurements: the workspace scan against rg and find, the checks, and the effective
+memory without the LSP transport. Everything runs the exact code the language server runs
+(`MemoryStore`, `diagnostics.compute`, `effective_result`)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from timing import median, ms, percentile, spread, timed
+
+from memory_lens.core.scan import find_memory_files, rignore_available
+from memory_lens.core.settings import Settings
+from memory_lens.lsp import diagnostics
+from memory_lens.lsp.store import MemoryStore
+
+MEMORY_NAME = "GEMINI.md"
+PRUNED = ["node_modules", ".git", "build", "dist"]
+
+
+def rg_command(root: Path) -> list[str] | None:
+    rg = shutil.which("rg")
+    return [rg, "--files", "-g", MEMORY_NAME, str(root)] if rg else None
+
+
+def find_command(root: Path) -> list[str] | None:
+    find = shutil.which("find")
+    if not find:
+        return None
+    prune: list[str] = ["("]
+    for i, name in enumerate(PRUNED):
+        prune += (["-o"] if i else []) + ["-name", name]
+    return [find, str(root), *prune, ")", "-prune", "-o", "-name", MEMORY_NAME, "-type", "f", "-print"]
+
+
+def _run_listing(command: list[str]) -> tuple[float, int]:
+    seconds, out = timed(lambda: subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                                check=False).stdout)
+    return seconds, len(out.splitlines())
+
+
+def bench_scan(root: Path, manifest: dict, settings: Settings, runs: int) -> dict:
+    """Median of RUNS scans by Memory Lens, rg and find, interleaved so they share the noise."""
+    tools = {"rg": rg_command(root), "find": find_command(root)}
+    store = MemoryStore(settings)
+    store.scan([root])  # warm the page cache and the imports; not counted
+    times: dict[str, list[float]] = {"memory_lens": [], **{k: [] for k, v in tools.items() if v}}
+    counts: dict[str, int] = {}
+    found: set[Path] = set()
+    for _ in range(runs):
+        seconds, found = timed(lambda: MemoryStore(settings).scan([root]))
+        times["memory_lens"].append(seconds)
+        for name, command in tools.items():
+            if command:
+                seconds, counts[name] = _run_listing(command)
+                times[name].append(seconds)
+    found -= set(settings.global_files())
+    expected = {root / p for p in manifest["expected"]}
+    result = {
+        "memory_lens_ms": ms(median(times["memory_lens"])),
+        "rg_ms": ms(median(times["rg"])) if times.get("rg") else None,
+        "find_ms": ms(median(times["find"])) if times.get("find") else None,
+        "found": len(found), "expected": len(expected), "exact": found == expected,
+        "rg_found": counts.get("rg"), "find_found": counts.get("find"),
+        "engine": "rignore" if rignore_available() else "python",
+        "runs_ms": {k: spread([t * 1000 for t in v]) for k, v in times.items()},
+    }
+    if result["rg_ms"]:
+        result["ratio_vs_rg"] = round(result["memory_lens_ms"] / result["rg_ms"], 2)
+    if result["find_ms"]:
+        result["ratio_vs_find"] = round(result["memory_lens_ms"] / result["find_ms"], 2)
+    missing = [n for n, c in tools.items() if not c]
+    if missing:
+        result["skipped"] = f"not installed: {', '.join(missing)}"
+    py_times = [timed(lambda: find_memory_files(root, settings.filenames, engine="python"))[0]
+                for _ in range(max(1, runs // 2))]
+    result["python_fallback_ms"] = ms(median(py_times))
+    return result
+
+
+DUPLICATE_PAIR = b"- Benchmark edit: an entry written twice\n- Benchmark edit: an entry written twice\n"
+
+
+def _edit(path: Path) -> bytes:
+    """Append an entry twice (a new duplicate finding); return the old bytes."""
+    old = path.read_bytes()
+    path.write_bytes(old + DUPLICATE_PAIR)
+    return old
+
+
+def bench_checks(root: Path, manifest: dict, settings: Settings, runs: int) -> dict:
+    """`full`: diagnostics of every memory file with a cold store (reads, parsing, checks).
+    `incremental`: after one file changes on disk, what the live engine rechecks (the file and
+    the files below it), with a warm store."""
+    paths = sorted(root / p for p in manifest["expected"])
+    full: list[float] = []
+    findings = 0
+    store = MemoryStore(settings)
+    for _ in range(runs):
+        store = MemoryStore(settings)
+        seconds, result = timed(lambda: diagnostics.compute(store, paths, {}, "utf-16"))
+        full.append(seconds)
+        findings = sum(len(d) for d in result.values())
+    known = set(paths)
+    incremental: list[float] = []
+    affected: list[int] = []
+    for rel in manifest["change_files"]:
+        path = root / rel
+        old = _edit(path)
+        try:
+            store.invalidate([path])
+            targets = sorted(store.affected_by(path, known))
+            seconds, _ = timed(lambda: diagnostics.compute(store, targets, {}, "utf-16"))
+        finally:
+            path.write_bytes(old)
+        store.invalidate([path])
+        incremental.append(seconds)
+        affected.append(len(targets))
+    root_file = root / MEMORY_NAME
+    old = _edit(root_file)
+    try:
+        store.invalidate([root_file])
+        root_seconds, _ = timed(lambda: diagnostics.compute(store, sorted(store.affected_by(root_file, known)),
+                                                             {}, "utf-16"))
+    finally:
+        root_file.write_bytes(old)
+    return {
+        "full_ms": ms(median(full)), "files": len(paths), "diagnostics": findings,
+        "incremental_ms": ms(median(incremental)), "incremental_p90_ms": ms(percentile(incremental, 90)),
+        "incremental_max_ms": ms(max(incremental)), "incremental_files_median": median(affected),
+        "incremental_root_ms": ms(root_seconds),
+        "runs_ms": {"full": spread([t * 1000 for t in full]),
+                    "incremental": spread([t * 1000 for t in incremental])},
+    }
+
+
+def bench_effective_inprocess(root: Path, manifest: dict, settings: Settings, passes: int) -> dict:
+    """`memory/effective` results computed in-process (no JSON-RPC): the lookup itself."""
+    from memory_lens.lsp.convert import path_to_uri
+    from memory_lens.lsp.effective import effective_result
+    from memory_lens.lsp.server import build_server
+
+    server = build_server(settings)
+    uris = [path_to_uri(root / p) for p in manifest["sample_files"]]
+    per_pass = []
+    for _ in range(passes + 1):
+        times = [timed(lambda: effective_result(server, uri))[0] for uri in uris]
+        per_pass.append((percentile(times, 50), percentile(times, 99)))
+    warm = per_pass[1:]
+    return {"first_pass_p50_ms": ms(per_pass[0][0]), "first_pass_p99_ms": ms(per_pass[0][1]),
+            "p50_ms": ms(median([p for p, _ in warm])), "p99_ms": ms(median([p for _, p in warm]))}

@@ -1,0 +1,186 @@
+"""Measurements over the real language server (`python -m memory_lens serve`) on stdio:
+initialize, indexing and peak memory, `memory/effective` round trips, a change on disk until the
+republished diagnostics and `memory/didChange`, typing in an open memory file, and a refresh."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from lsp_client import LspClient, Notification, peak_rss_mb, rss_mb
+from timing import median, ms, percentile, spread
+
+from memory_lens.lsp.convert import path_to_uri
+
+DIAGNOSTICS = "textDocument/publishDiagnostics"
+DID_CHANGE = "memory/didChange"
+DUPLICATE_PAIR = b"- Benchmark edit: an entry written twice\n- Benchmark edit: an entry written twice\n"
+CAPABILITIES: dict[str, Any] = {
+    "textDocument": {"synchronization": {"didSave": True}, "publishDiagnostics": {"versionSupport": True}},
+    "workspace": {"workspaceFolders": True, "configuration": False,
+                  "didChangeWatchedFiles": {"dynamicRegistration": False}},
+    "window": {"workDoneProgress": False},
+}
+
+
+def server_command() -> list[str]:
+    return [sys.executable, "-m", "memory_lens", "serve"]
+
+
+def server_env(global_dir: Path) -> dict[str, str]:
+    env = dict(os.environ, MEMORY_LENS_GLOBAL_DIR=str(global_dir))
+    env.pop("MEMORY_LENS_FILENAMES", None)
+    return env
+
+
+def initialize_params(root: Path) -> dict:
+    uri = path_to_uri(root)
+    return {"processId": os.getpid(), "rootUri": uri, "capabilities": CAPABILITIES,
+            "workspaceFolders": [{"uri": uri, "name": root.name}],
+            "clientInfo": {"name": "memory-lens-bench"}}
+
+
+def bench_initialize(global_dir: Path, runs: int) -> dict:
+    """Process start to the initialize response: what an editor waits for before anything works.
+    `import_floor_ms`: a Python process that only imports pygls (and with it the LSP type
+    definitions of lsprotocol), which any pygls server pays before it can answer."""
+    times, floor = [], []
+    with tempfile.TemporaryDirectory() as empty:
+        for _ in range(runs):
+            client = LspClient(server_command(), server_env(global_dir))
+            client.request("initialize", initialize_params(Path(empty)))
+            times.append(time.perf_counter() - client.started)
+            client.close()
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "import pygls.lsp.server"], check=True)
+            floor.append(time.perf_counter() - started)
+    return {"ms": ms(median(times)), "import_floor_ms": ms(median(floor)),
+            "runs_ms": spread([t * 1000 for t in times])}
+
+
+class Session:
+    """One server over the benchmark tree, with helpers for each measurement."""
+
+    def __init__(self, root: Path, manifest: dict, global_dir: Path, log_path: Path) -> None:
+        self.root, self.manifest = root, manifest
+        self._log = open(log_path, "w")
+        self.client = LspClient(server_command(), server_env(global_dir), stderr=self._log)
+        self.rng = random.Random(7)
+
+    def close(self) -> None:
+        self.client.close()
+        self._log.close()
+
+    def _since(self, method: str, uri: str | None, since: int, timeout: float,
+                version: int | None = None) -> Notification | None:
+        def match(note: Notification) -> bool:
+            if note.method != method:
+                return False
+            params = note.params or {}
+            if method == DIAGNOSTICS:
+                return params.get("uri") == uri and (version is None or params.get("version") == version)
+            return uri is None or uri in params.get("uris", [])
+        return self.client.wait_for(match, timeout, since)
+
+    def index(self) -> dict:
+        """initialize + initialized until the first `memory/didChange` (scan, checks, publishing)."""
+        c = self.client
+        c.request("initialize", initialize_params(self.root))
+        c.notify("initialized", {})
+        started = time.perf_counter()
+        done = self._since(DID_CHANGE, None, 0, timeout=900)
+        if done is None:
+            raise RuntimeError("the server did not finish indexing")
+        published = {n.params["uri"] for n in c.notifications if n.method == DIAGNOSTICS}
+        return {"index_ms": ms(done.at - started), "published_files": len(published),
+                "rss_mb": round(peak_rss_mb(c.proc.pid) or float("nan"), 1),
+                "rss_now_mb": round(rss_mb(c.proc.pid) or float("nan"), 1)}
+
+    def effective(self, passes: int) -> dict:
+        """`memory/effective` for every sample file: one pass on first use, then warm passes."""
+        uris = [path_to_uri(self.root / p) for p in self.manifest["sample_files"]]
+        per_pass, first_call = [], None
+        for _ in range(passes + 1):
+            times = []
+            for uri in uris:
+                started = time.perf_counter()
+                self.client.request("memory/effective", {"textDocument": {"uri": uri}})
+                times.append(time.perf_counter() - started)
+            first_call = times[0] if first_call is None else first_call
+            per_pass.append((percentile(times, 50), percentile(times, 99)))
+        warm = per_pass[1:]
+        return {"p50_ms": ms(median([p for p, _ in warm])), "p99_ms": ms(median([p for _, p in warm])),
+                "first_call_ms": ms(first_call), "first_pass_p50_ms": ms(per_pass[0][0]),
+                "first_pass_p99_ms": ms(per_pass[0][1]), "requests": len(uris), "warm_passes": len(warm),
+                "warm_p99_runs_ms": spread([p * 1000 for _, p in warm])}
+
+    def _change_once(self, path: Path, events: bool) -> tuple[float, float]:
+        """Edit PATH on disk; seconds until its diagnostics and `memory/didChange`; then restore."""
+        uri = path_to_uri(path)
+        results = []
+        old = path.read_bytes()
+        for data in (old + DUPLICATE_PAIR, old):
+            time.sleep(self.rng.uniform(0, 0.5))  # a random phase against the server's poll
+            mark = len(self.client.notifications)
+            started = time.perf_counter()
+            path.write_bytes(data)
+            if events:
+                self.client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri, "type": 2}]})
+            diag = self._since(DIAGNOSTICS, uri, mark, timeout=20)
+            changed = self._since(DID_CHANGE, uri, mark, timeout=20)
+            if diag is None or changed is None:
+                path.write_bytes(old)
+                raise RuntimeError(f"no update for {path} within 20 s")
+            results.append((diag.at - started, changed.at - started))
+        return results[0]
+
+    def change(self, samples: int, events: bool) -> dict:
+        paths = [self.root / p for p in self.manifest["change_files"][:samples]]
+        diag, changed = zip(*(self._change_once(p, events) for p in paths))
+        return {"p50_ms": ms(median(diag)), "p99_ms": ms(percentile(diag, 99)),
+                "did_change_p50_ms": ms(median(changed)), "samples": len(diag)}
+
+    def change_root(self) -> float:
+        """The worst case: the root memory file changes, so every memory file is rechecked."""
+        return ms(self._change_once(self.root / "GEMINI.md", events=True)[1])
+
+    def typing(self, edits: int) -> dict:
+        """didChange in an open memory file until its republished diagnostics (that version)."""
+        path = self.root / self.manifest["change_files"][0]
+        uri, text = path_to_uri(path), path.read_text()
+        mark = len(self.client.notifications)
+        self.client.notify("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": "markdown", "version": 1, "text": text}})
+        self._since(DIAGNOSTICS, uri, mark, timeout=20, version=1)
+        times = []
+        for version in range(2, edits + 2):
+            new = text + DUPLICATE_PAIR.decode() if version % 2 == 0 else text
+            mark = len(self.client.notifications)
+            started = time.perf_counter()
+            self.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                          "contentChanges": [{"text": new}]})
+            note = self._since(DIAGNOSTICS, uri, mark, timeout=20, version=version)
+            if note is None:
+                raise RuntimeError("no diagnostics after didChange")
+            times.append(note.at - started)
+        self.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        return {"p50_ms": ms(median(times)), "p99_ms": ms(percentile(times, 99)), "edits": len(times)}
+
+    def refresh(self, runs: int) -> float:
+        """`memoryLens.server.refresh`: a full rescan and recheck, answered when done."""
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            self.client.request("workspace/executeCommand",
+                                {"command": "memoryLens.server.refresh", "arguments": [{}]}, timeout=900)
+            times.append(time.perf_counter() - started)
+        return ms(median(times))
+
+    def peak_rss(self) -> float:
+        return round(peak_rss_mb(self.client.proc.pid) or float("nan"), 1)

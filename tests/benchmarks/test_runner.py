@@ -1,0 +1,56 @@
+"""The benchmark runner works: on the small tree it runs every measurement and writes the keys
+docs/performance.md reports. No timing is asserted here (see benchmarks/README.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+KEYS = ["scan.memory_lens_ms", "scan.rg_ms", "scan.ratio_vs_rg", "scan.found", "scan.expected",
+        "effective.p50_ms", "effective.p99_ms", "change.p50_ms", "check.full_ms", "check.incremental_ms",
+        "rss_mb", "initialize_ms", "peer"]
+
+
+def lookup(results: dict, dotted: str):
+    value = results
+    for part in dotted.split("."):
+        assert isinstance(value, dict) and part in value, f"missing {dotted}"
+        value = value[part]
+    return value
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    tmp = tmp_path_factory.mktemp("bench")
+    out = tmp / "small.json"
+    env = dict(os.environ, MEMORY_LENS_BENCH_CACHE=str(tmp / "cache"))
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "run.py"), "--size", "small", "--out", str(out),
+                    "--runs", "1", "--passes", "1", "--change-samples", "2", "--no-peer"],
+                   env=env, check=True, timeout=600, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return json.loads(out.read_text())
+
+
+def test_writes_every_key(results: dict) -> None:
+    for key in KEYS:
+        lookup(results, key)
+    assert results["peer"]["skipped"]  # skipped, with the reason
+
+
+def test_scan_finds_exactly_the_memory_files_a_scan_should(results: dict) -> None:
+    scan = results["scan"]
+    assert scan["found"] == scan["expected"] > 0
+    assert scan["exact"] is True
+
+
+def test_numbers_are_numbers(results: dict) -> None:
+    for key in KEYS[:-1]:
+        value = lookup(results, key)
+        if value is not None:  # rg may be missing
+            assert isinstance(value, (int, float)) and value >= 0, key
+    assert set(results["targets"]) and results["noise"]["start"]["loop_ms"]
