@@ -8,14 +8,16 @@ server publishes the same findings as diagnostics, so both always agree.
 from __future__ import annotations
 
 import os
+from array import array
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from memory_lens.core.discovery import TargetError, resolve_target
 from memory_lens.core.files import FileStatus, read_memory_file
-from memory_lens.core.markdown import Entry, parse
+from memory_lens.core.markdown import Entry, entry_keys, parse
 from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens, load_memory
 from memory_lens.core.settings import Settings
 
@@ -74,22 +76,28 @@ class Finding:
 
 @dataclass(frozen=True)
 class FileEntries:
-    """The entries of one file, with the first line (0-based) of each normalised form."""
+    """The entries of one file: the normalised form, first and last line (0-based) of each, and
+    the first line of each normalised form. The `Entry` objects themselves are parsed only when
+    asked for: the checks need none of them, and a large workspace has many."""
 
     path: Path
-    entries: tuple[Entry, ...]
+    keys: tuple[str, ...]
+    lines: Sequence[int]  # compact arrays: a large workspace has a few hundred thousand entries
+    end_lines: Sequence[int]
     first_line: Mapping[str, int]
+    text: str = field(repr=False, compare=False)
+
+    @cached_property
+    def entries(self) -> tuple[Entry, ...]:
+        return tuple(parse(self.text).entries)
 
 
 def index_entries(path: Path, text: str) -> FileEntries:
-    """Parse TEXT (the content of PATH) into its entries and their first occurrences."""
-    entries = tuple(parse(text).entries)
-    first: dict[str, int] = {}
-    for e in entries:
-        key = e.normalized
-        if key and key not in first:
-            first[key] = e.line
-    return FileEntries(path, entries, first)
+    """Index the entries of TEXT (the content of PATH) and their first occurrences."""
+    keys, lines, end_lines = entry_keys(text)
+    first = dict(zip(reversed(keys), reversed(lines)))  # the earliest line of each form wins
+    first.pop("", None)
+    return FileEntries(path, tuple(keys), array("I", lines), array("I", end_lines), first, text)
 
 
 def unreadable_finding(path: Path, reason: str) -> Finding:
@@ -100,24 +108,23 @@ def unreadable_finding(path: Path, reason: str) -> Finding:
 def check_entries(own: FileEntries, general: Sequence[FileEntries]) -> list[Finding]:
     """Duplicate entries within OWN, and entries of OWN already in a more general file."""
     findings: list[Finding] = []
-    for e in own.entries:
-        key = e.normalized
+    for key, start, end in zip(own.keys, own.lines, own.end_lines):
         if not key:
             continue
         first = own.first_line[key]
-        if first != e.line:
+        if first != start:
             findings.append(Finding(
-                own.path, e.line + 1, 1, DUPLICATE,
+                own.path, start + 1, 1, DUPLICATE,
                 f"duplicate entry: the same as line {first + 1} of this file; remove one of them",
-                e.end_line + 1, (Location(own.path, first + 1),)))
+                end + 1, (Location(own.path, first + 1),)))
             continue
         for other in general:
             line = other.first_line.get(key)
             if line is not None:
                 findings.append(Finding(
-                    own.path, e.line + 1, 1, REDUNDANT,
+                    own.path, start + 1, 1, REDUNDANT,
                     f"redundant entry: already in {other.path}:{line + 1}, which loads before this file",
-                    e.end_line + 1, (Location(other.path, line + 1),)))
+                    end + 1, (Location(other.path, line + 1),)))
                 break
     return findings
 
@@ -125,7 +132,7 @@ def check_entries(own: FileEntries, general: Sequence[FileEntries]) -> list[Find
 def merged_size(contents: Iterable[str]) -> tuple[int, int]:
     """UTF-8 bytes and estimated tokens of CONTENTS merged."""
     text = concatenate(contents)
-    return len(text.encode("utf-8")), estimate_tokens(text)
+    return len(text) if text.isascii() else len(text.encode("utf-8")), estimate_tokens(text)
 
 
 def budget_finding(path: Path, size: int, tokens: int, settings: Settings) -> Finding | None:
@@ -167,10 +174,16 @@ def check_content(
 def general_sources(memory: Memory, real: Path) -> list[Source]:
     """The sources of MEMORY's chain more general than the file whose real path is REAL (all of
     them when that file is not part of the chain)."""
-    for i, src in enumerate(memory.sources):
+    return sources_before(memory.sources, real)
+
+
+def sources_before(sources: Sequence[Source], real: Path) -> list[Source]:
+    """The SOURCES (a chain, general to specific) before the file whose real path is REAL (all
+    of them when that file is not among them)."""
+    for i, src in enumerate(sources):
         if src.real_path == real:
-            return list(memory.sources[:i])
-    return list(memory.sources)
+            return list(sources[:i])
+    return list(sources)
 
 
 def check_file(path: Path, settings: Settings) -> list[Finding]:

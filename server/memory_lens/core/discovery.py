@@ -7,6 +7,7 @@ from the target directory upward to the filesystem root, stopping before the hom
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass
 from enum import Enum
@@ -62,7 +63,7 @@ def has_git_marker(directory: Path) -> bool:
 
 def find_project_root(target_dir: Path, is_root: Callable[[Path], bool] = has_git_marker) -> Path | None:
     """The nearest ancestor-or-self of TARGET_DIR holding a `.git` marker, else None."""
-    for directory in (target_dir, *target_dir.parents):
+    for directory in itertools.chain((target_dir,), target_dir.parents):  # lazily: most stop early
         if is_root(directory):
             return directory
     return None
@@ -78,10 +79,13 @@ def local_dirs(target_dir: Path, project_root: Path | None) -> list[Path]:
     """The directories whose memory files apply, general to specific (global dir excluded)."""
     if project_root is not None:
         dirs = [target_dir]
-        for parent in target_dir.parents:
-            if not parent.is_relative_to(project_root):
-                break
-            dirs.append(parent)
+        if target_dir != project_root:
+            for parent in target_dir.parents:
+                dirs.append(parent)
+                if parent == project_root:
+                    break
+            else:  # the root is not above the target: the target alone
+                dirs = [target_dir]
         return list(reversed(dirs))
     homes = home_dirs()
     dirs = []
@@ -96,8 +100,12 @@ def plan_chain(
     target_dir: Path, settings: Settings, is_root: Callable[[Path], bool] = has_git_marker
 ) -> ChainPlan:
     """Every candidate memory path for TARGET_DIR (already resolved), general to specific."""
-    root = find_project_root(target_dir, is_root)
+    return chain_for_root(target_dir, find_project_root(target_dir, is_root), settings)
+
+
+def chain_for_root(target_dir: Path, project_root: Path | None, settings: Settings) -> ChainPlan:
+    """The chain plan for TARGET_DIR once its project root (or None) is known."""
     cands = [Candidate(p, Scope.GLOBAL) for p in settings.global_files()]
-    for directory in local_dirs(target_dir, root):
+    for directory in local_dirs(target_dir, project_root):
         cands.extend(Candidate(directory / name, Scope.PROJECT) for name in settings.filenames)
-    return ChainPlan(target_dir=target_dir, project_root=root, candidates=tuple(cands))
+    return ChainPlan(target_dir=target_dir, project_root=project_root, candidates=tuple(cands))

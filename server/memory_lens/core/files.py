@@ -129,7 +129,7 @@ def read_memory_file(path: str | os.PathLike[str]) -> FileRead:
         os.close(fd)
     data = b"".join(chunks)
     text, why = decode_memory_bytes(data)
-    real = Path(os.path.realpath(p))
+    real = Path(realpath(p))
     if text is None:
         return FileRead(p, FileStatus.UNUSABLE, reason=why, size=fst.st_size, real_path=real,
                         mtime_ns=fst.st_mtime_ns)
@@ -139,4 +139,27 @@ def read_memory_file(path: str | os.PathLike[str]) -> FileRead:
 
 def real_path_of(path: str | os.PathLike[str]) -> Path:
     """The fully resolved path (symlinks followed as far as they go)."""
-    return Path(os.path.realpath(path))
+    return Path(realpath(path))
+
+
+_O_PATH = getattr(os, "O_PATH", 0) if os.path.isdir("/proc/self/fd") else 0
+
+
+def realpath(path: str | os.PathLike[str]) -> str:
+    """`os.path.realpath`, faster for an existing path on Linux: the kernel resolves it once when
+    it is opened (`O_PATH`: nothing is read, a FIFO does not block) and names the result, in three
+    system calls instead of one `lstat` per component. Anything else takes `os.path.realpath`."""
+    if _O_PATH:
+        try:
+            fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return os.path.realpath(path)
+        try:
+            resolved = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            resolved = ""
+        finally:
+            os.close(fd)
+        if resolved.startswith("/") and not resolved.endswith(" (deleted)"):
+            return resolved
+    return os.path.realpath(path)

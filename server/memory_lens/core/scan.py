@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 GEMINI_IGNORE = ".geminiignore"
 GIT_IGNORE = ".gitignore"
@@ -25,6 +26,8 @@ def _spec(path: Path) -> pathspec.GitIgnoreSpec | None:
             lines = fh.read().splitlines()
     except OSError:
         return None
+    import pathspec  # here, not at the top: it takes a while to import and is rarely needed
+
     try:
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
     except Exception:  # a malformed pattern: ignore the file rather than fail the scan
@@ -98,17 +101,22 @@ def _walk_rignore(root: Path, names: frozenset[str]) -> list[Path]:
     found: list[Path] = []
     gemini_ignores: list[Path] = []
     for raw in rignore.walk(root, ignore_hidden=False, overrides=overrides, follow_links=False):
-        path = Path(raw)
-        if path.name == GEMINI_IGNORE:
+        path = raw if isinstance(raw, Path) else Path(raw)
+        name = path.name
+        if name == GEMINI_IGNORE:
             gemini_ignores.append(path)
-        elif path.name in names:
+        elif name in names:
             found.append(path)
     if not gemini_ignores:
         return found
-    specs = [(p.parent, s) for p in gemini_ignores if (s := _spec(p))]
+    specs: dict[Path, list[pathspec.GitIgnoreSpec]] = {}
+    for p in gemini_ignores:
+        if spec := _spec(p):
+            specs.setdefault(p.parent, []).append(spec)
+    # Only the .geminiignore files of a path's own ancestors can exclude it.
     return [p for p in found
-            if not any(p.is_relative_to(base) and _excluded(spec, p.relative_to(base).parts, False)
-                       for base, spec in specs)]
+            if not any(_excluded(spec, p.relative_to(base).parts, False)
+                       for base in p.parents if base in specs for spec in specs[base])]
 
 
 def rignore_available() -> bool:
