@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,21 @@ from pygls.uris import from_fs_path, to_fs_path, uri_scheme
 
 def uri_to_path(uri: str) -> Path | None:
     """The filesystem path of a `file:` URI, else None (untitled buffers, other schemes)."""
-    if not isinstance(uri, str) or uri_scheme(uri) != "file":
+    if not isinstance(uri, str):
+        return None
+    return _uri_to_path(uri)
+
+
+# Both conversions are pure and hot (every request, every diagnostic): remember recent ones.
+@functools.lru_cache(maxsize=4096)
+def _uri_to_path(uri: str) -> Path | None:
+    if uri_scheme(uri) != "file":
         return None
     fs = to_fs_path(uri)
     return Path(fs) if fs else None
 
 
+@functools.lru_cache(maxsize=4096)
 def path_to_uri(path: Path | str) -> str:
     return from_fs_path(os.fspath(path)) or Path(path).as_uri()
 
@@ -68,8 +78,8 @@ def utf16_len(text: str) -> int:
 def client_column(line_text: str, chars: int, encoding: Any) -> int:
     """Column CHARS (in code points) of LINE_TEXT in the client's position encoding."""
     prefix = line_text[:chars]
-    if encoding in (types.PositionEncodingKind.Utf32, "utf-32"):
-        return len(prefix)
+    if prefix.isascii() or encoding in (types.PositionEncodingKind.Utf32, "utf-32"):
+        return len(prefix)  # one unit per character in every encoding
     if encoding in (types.PositionEncodingKind.Utf8, "utf-8"):
         return len(prefix.encode("utf-8"))
     return utf16_len(prefix)

@@ -3,11 +3,14 @@
 Every memory file of the workspace folders and the global files gets the findings of
 `memory-lens check FILE` (same codes and severities; 0-based line = check line - 1), open or
 not, unreadable ones included. Open buffers are checked as typed; other files from disk.
-Publishing skips files whose diagnostics did not change.
+Publishing skips files whose diagnostics did not change (a digest of what was last sent to each
+file is kept, not the diagnostics themselves).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -27,19 +30,26 @@ SEVERITY = {
 }
 
 
+_UNNECESSARY = [types.DiagnosticTag.Unnecessary]  # shared, like related_information's results
+
+
+@functools.lru_cache(maxsize=8192)
+def related_information(uri: str, line: int, message: str) -> types.DiagnosticRelatedInformation:
+    """A pointer to the start of 0-based LINE of URI. Shared between diagnostics, which are never
+    modified: in a large workspace thousands of them point at the same lines."""
+    at = types.Position(line=line, character=0)
+    return types.DiagnosticRelatedInformation(
+        location=types.Location(uri=uri, range=types.Range(start=at, end=at)), message=message)
+
+
 def to_diagnostic(f: Finding, lines: list[str], encoding: Any) -> types.Diagnostic:
     """One finding as an LSP diagnostic over the entry's lines (line 0 for file-wide findings)."""
     start = f.line - 1
     end = max(start, (f.end_line or f.line) - 1)
     rng = lines_range(lines, start, end, encoding) if lines else types.Range(
         start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
-    related = [
-        types.DiagnosticRelatedInformation(
-            location=types.Location(uri=path_to_uri(loc.path), range=lines_range([], loc.line - 1, loc.line - 1, encoding)),
-            message="first occurrence" if f.code == DUPLICATE else "the more general copy",
-        )
-        for loc in f.related
-    ]
+    message = "first occurrence" if f.code == DUPLICATE else "the more general copy"
+    related = [related_information(path_to_uri(loc.path), max(loc.line - 1, 0), message) for loc in f.related]
     return types.Diagnostic(
         range=rng,
         message=f.message,
@@ -47,7 +57,7 @@ def to_diagnostic(f: Finding, lines: list[str], encoding: Any) -> types.Diagnost
         code=f.code,
         source=DIAGNOSTIC_SOURCE,
         related_information=related or None,
-        tags=[types.DiagnosticTag.Unnecessary] if f.code in (DUPLICATE, REDUNDANT) else None,
+        tags=_UNNECESSARY if f.code in (DUPLICATE, REDUNDANT) else None,
         data={"code": f.code, "line": f.line, "endLine": f.end_line or f.line},
     )
 
@@ -57,10 +67,13 @@ def diagnostics_for(
 ) -> list[types.Diagnostic]:
     """Diagnostics of memory file PATH; TEXT is its open buffer (None: read from disk)."""
     findings = store.check(path, text)
+    if not findings:
+        return []
     if text is None:
         got = store.read(path)
         text = got.text if got.ok else ""
-    lines = split_lines(text)
+    # Only the text of lines matters here; without `\r`, a plain split gives the same lines.
+    lines = split_lines(text) if "\r" in text else text.split("\n") if text else []
     return [to_diagnostic(f, lines, encoding) for f in findings]
 
 
@@ -71,13 +84,32 @@ def compute(
     return {p: diagnostics_for(store, p, open_texts.get(p), encoding) for p in paths}
 
 
+def fingerprint(diagnostics: list[types.Diagnostic]) -> bytes:
+    """A digest of DIAGNOSTICS (empty for none). The server keeps it per file, not the list
+    itself, to tell whether new diagnostics differ from what the client has: a large workspace
+    has tens of thousands of them. Every field of a diagnostic goes into it."""
+    if not diagnostics:
+        return b""
+    parts = [(_range(d.range), d.message, d.severity, d.code,
+              d.code_description.href if d.code_description else None, d.source, tuple(d.tags or ()),
+              tuple((r.location.uri, _range(r.location.range), r.message) for r in d.related_information or ()),
+              repr(d.data))
+             for d in diagnostics]
+    return hashlib.blake2b(repr(parts).encode(), digest_size=16).digest()
+
+
+def _range(r: types.Range) -> tuple[int, int, int, int]:
+    return (r.start.line, r.start.character, r.end.line, r.end.character)
+
+
 def publish(ls: Any, path: Path, diagnostics: list[types.Diagnostic], version: int | None = None,
             force: bool = False) -> bool:
     """Send PATH's diagnostics unless they are what the client already has; True when sent."""
     uri = path_to_uri(path)
-    if not force and ls.published.get(uri) == diagnostics:
+    digest = fingerprint(diagnostics)
+    if not force and ls.published.get(uri) == digest:
         return False
-    ls.published[uri] = diagnostics
+    ls.published[uri] = digest
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
     return True

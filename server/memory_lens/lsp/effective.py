@@ -9,10 +9,12 @@ global memory only. Files need not be open, nor exist: the nearest existing dire
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from memory_lens.core.discovery import ChainPlan, Candidate, Scope
+from memory_lens.core.files import realpath
 from memory_lens.core.merge import Memory, merge_plan
 from memory_lens.lsp.convert import path_to_uri, plain, text_document_uri, uri_to_path
 from memory_lens.lsp.protocol import EFFECTIVE_REQUEST
@@ -22,9 +24,13 @@ from memory_lens.lsp.server import MemoryLensServer
 def target_dir_of(path: Path) -> Path:
     """The directory memory is loaded for: the file's own directory (symlinks resolved), or the
     nearest existing ancestor when the file or its directory does not exist yet."""
-    real = Path(os.path.realpath(path))
-    if real.is_dir():
-        return real
+    real = Path(realpath(path))
+    try:
+        if stat.S_ISDIR(os.stat(real).st_mode):
+            return real
+        return real.parent  # something is there, so its directory exists
+    except OSError:
+        pass
     directory = real.parent
     while not directory.is_dir() and directory != directory.parent:
         directory = directory.parent

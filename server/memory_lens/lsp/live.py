@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from memory_lens.lsp.server import MemoryLensServer
 
 log = logging.getLogger("memory_lens.lsp")
+CHECK_BATCH = 100  # memory files checked per step of a job
 
 
 class LiveEngine:
@@ -104,11 +105,15 @@ class LiveEngine:
         else:
             targets |= set(docs)
         texts = {p: d.text for p, d in docs.items()}
-        results = await asyncio.to_thread(diagnostics.compute, store, sorted(targets), texts,
-                                          ls.position_encoding)
-        for path, diags in results.items():
-            doc = docs.get(path)
-            diagnostics.publish(ls, path, diags, doc.version if doc else None)
+        ordered = sorted(targets)
+        # In batches: the first diagnostics show sooner, requests are answered in between, and
+        # a large workspace never holds all its unpublished diagnostics at once.
+        for start in range(0, len(ordered), CHECK_BATCH):
+            results = await asyncio.to_thread(diagnostics.compute, store, ordered[start:start + CHECK_BATCH],
+                                              texts, ls.position_encoding)
+            for path, diags in results.items():
+                doc = docs.get(path)
+                diagnostics.publish(ls, path, diags, doc.version if doc else None)
         for path in before - known:
             if path not in docs:
                 diagnostics.clear(ls, path)

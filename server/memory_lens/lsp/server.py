@@ -47,7 +47,7 @@ class MemoryLensServer(LanguageServer):
         self.init_config = self.config  # after initializationOptions: the base of later updates
         self.store = MemoryStore(base_settings)
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.published: dict[str, list[types.Diagnostic]] = {}
+        self.published: dict[str, bytes] = {}  # a digest of the diagnostics last sent, per URI
         self.watching_files = False  # the client watches memory files for us
         self.poll_snapshot: dict[Path, object] = {}
         self.poll_task: asyncio.Task | None = None
@@ -192,4 +192,6 @@ def run_stdio(settings: Settings, debug: bool = False) -> None:
         handler.addFilter(_QuietExpectedErrors())
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[handler])
     logging.getLogger("pygls").setLevel(logging.DEBUG if debug else logging.WARNING)
-    build_server(settings, debug).start_io()
+    from memory_lens.lsp.stdio import serve_stdio
+
+    serve_stdio(build_server(settings, debug))

@@ -8,22 +8,24 @@ load from disk without re-reading unchanged files. Parsed entries are cached per
 from __future__ import annotations
 
 import os
+import stat
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from memory_lens.core.checks import (
     FileEntries,
     Finding,
     check_content,
-    general_sources,
     index_entries,
+    sources_before,
     unreadable_finding,
 )
-from memory_lens.core.discovery import has_git_marker
-from memory_lens.core.files import FileRead, FileStatus, read_memory_file
-from memory_lens.core.merge import Memory, load_memory
+from memory_lens.core.discovery import ChainPlan, chain_for_root, find_project_root, has_git_marker
+from memory_lens.core.files import FileRead, FileStatus, read_memory_file, realpath
+from memory_lens.core.merge import Memory, load_sources, merge_plan
 from memory_lens.core.scan import find_memory_files
 from memory_lens.core.settings import Settings
 
@@ -37,6 +39,44 @@ def identity(path: Path) -> Identity | None:
     except OSError:
         return None
     return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+_NOTHING = (0, 0, -1, 0, 0)  # the identity of a path with nothing at all there
+
+
+def _quick_identity(path: Path) -> Identity | None:
+    """`identity` in one system call for the common cases (a regular file; nothing there, which
+    is most candidate paths of a chain): `_NOTHING` when the path does not exist, not even as a
+    link; None when it cannot be stat'ed otherwise."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return _NOTHING
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return identity(path)
+    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+PLAN_CACHE_SIZE = 1024  # chain plans of recently used directories (a few KB each)
+MEMORY_CACHE_SIZE = 32  # merged memories of recently used directories (up to ~100 KB each)
+
+
+def _recall(cache: OrderedDict, key: object) -> Any:
+    """CACHE[KEY] (None when absent), marked as recently used."""
+    value = cache.get(key)
+    if value is not None:
+        cache.move_to_end(key)
+    return value
+
+
+def _remember(cache: OrderedDict, key: object, value: object, limit: int) -> None:
+    """Store VALUE, dropping the least recently used entries beyond LIMIT."""
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > limit:
+        cache.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -54,6 +94,8 @@ class MemoryStore:
         self.settings = settings
         self._lock = threading.RLock()
         self._reads: dict[Path, tuple[Identity, FileRead]] = {}
+        self._plans: OrderedDict[tuple[Path, Path | None], ChainPlan] = OrderedDict()
+        self._memories: OrderedDict[Path, tuple[ChainPlan, list[FileRead], Memory]] = OrderedDict()
         self._entries: dict[Path, tuple[str, FileEntries]] = {}
         self._known: set[Path] = set()
 
@@ -61,11 +103,14 @@ class MemoryStore:
 
     def read(self, path: Path) -> FileRead:
         """The file at PATH as an agent would read it now (cached while unchanged)."""
-        ident = identity(path)
-        if ident is None:
+        ident = _quick_identity(path)
+        if ident is None or ident is _NOTHING:
             with self._lock:
                 self._reads.pop(path, None)
-            return read_memory_file(path)  # missing, dangling, loop: cheap and exact
+            if ident is _NOTHING:  # not even a dangling link: what read_memory_file would say
+                return FileRead(path if isinstance(path, Path) else Path(path), FileStatus.MISSING,
+                                reason="does not exist")
+            return read_memory_file(path)  # dangling, loop, unreadable: cheap and exact
         with self._lock:
             cached = self._reads.get(path)
         if cached is not None and cached[0] == ident:
@@ -98,9 +143,33 @@ class MemoryStore:
 
     # Memory ----------------------------------------------------------------------------------
 
+    def chain(self, directory: Path) -> ChainPlan:
+        """The chain plan of DIRECTORY (resolved, existing). The project root is looked up on disk
+        every time; the plan for a (directory, root) pair is remembered."""
+        root = find_project_root(directory, has_git_marker)
+        with self._lock:
+            plan = _recall(self._plans, (directory, root))
+        if plan is None:
+            plan = chain_for_root(directory, root, self.settings)
+            with self._lock:
+                _remember(self._plans, (directory, root), plan, PLAN_CACHE_SIZE)
+        return plan
+
     def memory_for(self, directory: Path) -> Memory:
-        """The effective memory for DIRECTORY (resolved, existing)."""
-        return load_memory(directory, self.settings, reader=self.read, is_root=has_git_marker)
+        """The effective memory for DIRECTORY (resolved, existing). Every candidate is read (one
+        `stat` each when unchanged); when the chain and every read are what they were last time
+        for this directory, the merged memory from then is the answer."""
+        plan = self.chain(directory)
+        reads = [self.read(c.path) for c in plan.candidates]
+        with self._lock:
+            cached = _recall(self._memories, directory)
+        if cached is not None and cached[0] is plan and all(a is b or a == b for a, b in zip(cached[1], reads)):
+            return cached[2]
+        by_path = {c.path: got for c, got in zip(plan.candidates, reads)}
+        memory = merge_plan(plan, by_path.__getitem__)
+        with self._lock:
+            _remember(self._memories, directory, (plan, reads, memory), MEMORY_CACHE_SIZE)
+        return memory
 
     def check(self, path: Path, text: str | None = None) -> list[Finding]:
         """Findings for memory file PATH; TEXT is an open buffer's content (None: from disk)."""
@@ -111,9 +180,8 @@ class MemoryStore:
             if not got.ok:
                 return [unreadable_finding(path, got.reason)]
             text = got.text
-        real = Path(os.path.realpath(path))
-        memory = self.memory_for(real.parent)
-        general = general_sources(memory, real)
+        real = Path(realpath(path))
+        general = sources_before(load_sources(self.chain(real.parent), self.read)[0], real)  # no merged text needed
         return check_content(path, text, general, self.settings, indexer=self.entries)
 
     # Known files -------------------------------------------------------------------------------
@@ -170,7 +238,6 @@ class MemoryStore:
             got = self.read(path)
             if not got.ok:
                 continue
-            for e in self.entries(path, got.text).entries:
-                if e.normalized == normalized:
-                    hits.append(Hit(path, e.line))
+            indexed = self.entries(path, got.text)
+            hits += [Hit(path, line) for key, line in zip(indexed.keys, indexed.lines) if key == normalized]
         return hits

@@ -73,9 +73,10 @@ def search_entries(ls: MemoryLensServer, query: str) -> list[types.SymbolInforma
             if not got.ok:
                 continue
             text = got.text
-        matches = [e for e in ls.store.entries(path, text).entries if wanted in e.normalized]
-        if not matches:
+        indexed = ls.store.entries(path, text)
+        if not any(wanted in key for key in indexed.keys):
             continue
+        matches = [e for e in indexed.entries if wanted in e.normalized]
         lines = split_lines(text)
         uri = path_to_uri(path)
         for e in matches:

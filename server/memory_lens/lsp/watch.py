@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -82,9 +83,13 @@ def on_disk_change(ls: MemoryLensServer, paths: set[Path]) -> None:
 def _state(path: Path) -> object:
     if path.name == GIT_MARKER:
         return os.path.exists(path)  # only presence matters: git rewrites .git all the time
-    if os.path.islink(path) and not os.path.exists(path):
-        return "dangling"
-    return identity(path)
+    try:
+        st = os.lstat(path)  # one system call for what most watched paths are: files or nothing
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return identity(path) if os.path.exists(path) else "dangling"
+    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)  # = identity(path)
 
 
 def watch_set(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
