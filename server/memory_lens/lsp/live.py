@@ -55,6 +55,11 @@ class LiveEngine:
         if self._task is None or self._task.done():
             self._task = asyncio.ensure_future(self._run())
 
+    @property
+    def busy(self) -> bool:
+        """True while a job runs or waits to run."""
+        return self._task is not None and not self._task.done()
+
     async def idle(self) -> None:
         """Wait until no job is pending (used by `memoryLens.server.refresh`)."""
         while self._task is not None and not self._task.done():

@@ -98,6 +98,7 @@ class MemoryStore:
         self._memories: OrderedDict[Path, tuple[ChainPlan, list[FileRead], Memory]] = OrderedDict()
         self._entries: dict[Path, tuple[str, FileEntries]] = {}
         self._known: set[Path] = set()
+        self._checked: dict[Path, Identity | None] = {}  # the file's identity when last checked from disk
 
     # Reading -------------------------------------------------------------------------------
 
@@ -131,6 +132,13 @@ class MemoryStore:
         with self._lock:
             self._entries[path] = (text, parsed)
         return parsed
+
+    def checked_identity(self, path: Path) -> tuple[bool, Identity | None]:
+        """Whether memory file PATH was checked from disk, and its identity then."""
+        with self._lock:
+            if path in self._checked:
+                return True, self._checked[path]
+            return False, None
 
     def invalidate(self, paths: Iterable[Path] | None = None) -> None:
         """Forget cached reads of PATHS (all when None)."""
@@ -174,6 +182,9 @@ class MemoryStore:
     def check(self, path: Path, text: str | None = None) -> list[Finding]:
         """Findings for memory file PATH; TEXT is an open buffer's content (None: from disk)."""
         if text is None:
+            before = identity(path)  # taken before reading: a change during the check shows as a change
+            with self._lock:
+                self._checked[path] = before
             got = self.read(path)
             if got.status is FileStatus.MISSING:
                 return []
@@ -218,6 +229,7 @@ class MemoryStore:
             self._known.discard(path)
             self._reads.pop(path, None)
             self._entries.pop(path, None)
+            self._checked.pop(path, None)
             return True
 
     def affected_by(self, changed: Path, pool: Iterable[Path]) -> set[Path]:
