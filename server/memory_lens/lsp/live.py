@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from memory_lens.lsp import diagnostics
-from memory_lens.lsp.convert import path_to_uri
+from memory_lens.lsp.convert import path_to_uri, uri_to_path
 from memory_lens.lsp.protocol import DID_CHANGE_NOTIFICATION
 
 if TYPE_CHECKING:
@@ -119,10 +119,15 @@ class LiveEngine:
             for path, diags in results.items():
                 doc = docs.get(path)
                 diagnostics.publish(ls, path, diags, doc.version if doc else None)
-        for path in before - known:
+        gone = before - known
+        if full:
+            # New settings come with a new store that knows nothing yet: what was published
+            # under the old settings (AGENTS.md no longer a memory name, say) must go too.
+            gone |= {p for uri in list(ls.published) if (p := uri_to_path(uri)) is not None} - known
+        for path in gone:
             if path not in docs:
                 diagnostics.clear(ls, path)
-        uris = sorted(path_to_uri(p) for p in (known | before if full else changed))
+        uris = sorted(path_to_uri(p) for p in (known | gone if full else changed))
         self.notify_changed(uris)
 
     def notify_changed(self, uris: list[str]) -> None:
