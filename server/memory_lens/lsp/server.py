@@ -15,12 +15,14 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from memory_lens import __version__
 from memory_lens.core.settings import Settings
 from memory_lens.lsp.config import ServerConfig, parse_config, to_settings
-from memory_lens.lsp.convert import uri_to_path
+from memory_lens.lsp.convert import plain_params_converter, uri_to_path
 from memory_lens.lsp.protocol import SERVER_NAME
 from memory_lens.lsp.store import MemoryStore
 
@@ -36,12 +38,28 @@ class OpenDoc:
         self.uri, self.path, self.text, self.version = uri, path, text, version
 
 
+class MemoryLensProtocol(LanguageServerProtocol):
+    """pygls drops a request whose params do not fit the method's type (a negative position,
+    a number for a URI) without answering it, so the client waits forever: answer it with a
+    JSON-RPC InvalidParams error instead."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcInvalidParams:
+            if "id" in data and "method" in data:
+                error = JsonRpcInvalidParams(message=f"invalid params for {data['method']}")
+                self._send_response(data["id"], None, error.to_response_error())
+            raise
+
+
 class MemoryLensServer(LanguageServer):
     """Server state: configuration, the memory store, the live engine."""
 
     def __init__(self, base_settings: Settings, debug: bool = False) -> None:
         super().__init__(SERVER_NAME, __version__,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=MemoryLensProtocol, converter_factory=plain_params_converter)
         self.base_settings = base_settings
         self.config = ServerConfig(debug=debug)
         self.init_config = self.config  # after initializationOptions: the base of later updates
@@ -181,7 +199,12 @@ class _QuietExpectedErrors(logging.Filter):
 
         if isinstance(exc, JsonRpcException) and not isinstance(exc, JsonRpcInternalError):
             return False
-        return not (record.name.startswith("pygls") and "Invalid Params" in record.getMessage())
+        if not record.name.startswith("pygls"):
+            return True
+        message = record.getMessage()
+        if message.startswith("Unable to deserialize message") and "ClassValidationError" in message:
+            return False  # params of the wrong shape: answered with InvalidParams (see MemoryLensProtocol)
+        return "Invalid Params" not in message
 
 
 def run_stdio(settings: Settings, debug: bool = False) -> None:
