@@ -7,6 +7,8 @@ whenever memory changes on disk.
 
 from __future__ import annotations
 
+import os
+
 from lsprotocol import types
 
 from memory_lens.lsp import protocol
@@ -27,6 +29,8 @@ def register(server: MemoryLensServer) -> None:
         if not ls.is_memory_path(path):
             return []
         assert path is not None
+        if ls.open_doc(path) is None and not os.path.lexists(path):
+            return []  # an unknown URI: neither open nor on disk
         memory = ls.store.memory_for(target_dir_of(path))
         files = sum(1 for s in memory.sources if s.readable and s.content)
         title = lens_title(files, memory.tokens)

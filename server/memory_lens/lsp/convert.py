@@ -49,11 +49,36 @@ def plain(value: Any) -> Any:
     return value
 
 
+def plain_params_converter() -> Any:
+    """pygls's converter, except that the params of Memory Lens's own requests stay plain dicts.
+
+    pygls turns the params of a method it does not know into namedtuples, making a namedtuple
+    class for every object of every message: that cost more than answering `memory/effective`.
+    Handlers read params with `plain` or `text_document_uri`, which take either."""
+    from pygls.protocol import default_converter
+    from pygls.protocol.json_rpc import JsonRPCRequestMessage
+
+    from memory_lens.lsp.protocol import EFFECTIVE_REQUEST
+
+    converter = default_converter()
+    namedtuple_params = converter.get_structure_hook(JsonRPCRequestMessage)
+
+    def structure_request(obj: dict, cls: type) -> Any:
+        if obj.get("method") == EFFECTIVE_REQUEST:
+            return cls(**obj)
+        return namedtuple_params(obj, cls)
+
+    converter.register_structure_hook(JsonRPCRequestMessage, structure_request)
+    return converter
+
+
 def first_object(args: Any) -> dict:
     """The single object argument of a command (`arguments: [{...}]`), or InvalidParams."""
     args = plain(args)
     if isinstance(args, list):
-        args = args[0] if len(args) == 1 else ({} if not args else None)
+        if len(args) > 1:
+            raise JsonRpcInvalidParams(message="expected one object argument, not several")
+        args = args[0] if args else None
     if args is None:
         args = {}
     if not isinstance(args, dict):
