@@ -1,0 +1,154 @@
+"""memory/effective: the merged memory an agent loads for a document, as `memory-lens show`
+gives it, for open and closed files, missing files and untitled buffers.
+
+The server's answer does not depend on the client's capabilities: these run with the richest
+and the emptiest capability sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from .conftest import Starter
+from .harness import EFFECTIVE, INVALID_PARAMS, RICH_AND_BARE, Session, Workspace, uri_of
+
+pytestmark = pytest.mark.clients(*RICH_AND_BARE)
+SOURCE_KEYS = ("path", "scope", "readable", "bytes", "tokens")
+
+
+async def assert_matches_show(lsp: Session, result: dict, directory: Path) -> None:
+    """RESULT is what `memory-lens show DIRECTORY` says, in text and in json."""
+    ws = lsp.ws
+    _, text, _ = await ws.cli("show", str(directory))
+    show = await ws.cli_json("show", str(directory))
+    assert {"text", "projectRoot", "tokens", "sources"} <= set(result)
+    assert result["text"] == text.removesuffix("\n") == show["text"]
+    assert result["projectRoot"] == show["project_root"]
+    assert [{k: s[k] for k in SOURCE_KEYS} for s in result["sources"]] == show["sources"]
+    for source in result["sources"]:
+        assert source["uri"] == uri_of(source["path"])
+        assert isinstance(source["tokens"], int) and not isinstance(source["tokens"], bool)
+        assert source["dirty"] is False
+    assert isinstance(result["tokens"], int) and result["tokens"] >= 0
+
+
+async def test_nested_chain_for_files_not_open(lsp: Session) -> None:
+    ws = lsp.ws
+    for target, directory in [
+        (ws.proj / "pkg" / "sub" / "mod.py", ws.proj / "pkg" / "sub"),
+        (ws.proj / "pkg" / "GEMINI.md", ws.proj / "pkg"),
+        (ws.proj / "src" / "app.py", ws.proj / "src"),
+        (ws.proj, ws.proj),
+    ]:
+        result = await lsp.effective(target)
+        await assert_matches_show(lsp, result, directory)
+    deep = await lsp.effective(ws.proj / "pkg" / "sub" / "mod.py")
+    assert [s["path"] for s in deep["sources"]] == [
+        str(ws.global_file), str(ws.proj / "GEMINI.md"), str(ws.proj / "pkg" / "GEMINI.md")]
+    assert [s["scope"] for s in deep["sources"]] == ["global", "project", "project"]
+    assert deep["projectRoot"] == str(ws.proj)
+
+
+async def test_open_file_answers_the_same(lsp: Session) -> None:
+    ws = lsp.ws
+    target = ws.proj / "pkg" / "sub" / "mod.py"
+    before = await lsp.effective(target)
+    lsp.open(target, language="python")
+    lsp.change(target, "VALUE = 2\n")  # unsaved edits to a file that is not memory change nothing
+    assert await lsp.effective(target) == before
+
+
+async def test_file_that_does_not_exist(lsp: Session) -> None:
+    ws = lsp.ws
+    result = await lsp.effective(ws.proj / "pkg" / "new" / "deeper" / "notes.md")
+    await assert_matches_show(lsp, result, ws.proj / "pkg")  # the nearest existing directory
+
+
+async def test_non_file_uris_get_global_memory_only(lsp: Session) -> None:
+    ws = lsp.ws
+    for uri in ["untitled:Untitled-1", "vscode-vfs://github/owner/repo/GEMINI.md"]:
+        result = await lsp.effective(uri)
+        assert result["projectRoot"] is None
+        assert result["text"] == ws.global_file.read_text(encoding="utf-8").strip()
+        assert [(s["path"], s["scope"], s["uri"]) for s in result["sources"]] == [
+            (str(ws.global_file), "global", uri_of(ws.global_file))]
+
+
+BAD_PARAMS = [
+    {},
+    {"textDocument": {}},
+    {"textDocument": {"uri": 5}},
+    {"textDocument": {"uri": None}},
+    {"textDocument": {"uri": ""}},
+    {"textDocument": "file:///tmp/x.md"},
+    {"uri": "file:///tmp/x.md"},
+    [1, 2],
+    "file:///tmp/x.md",
+    None,
+]
+
+
+async def test_params_without_a_string_uri_are_invalid(lsp: Session) -> None:
+    for params in BAD_PARAMS:
+        with pytest.raises(JsonRpcException) as err:
+            await lsp.request(EFFECTIVE, params)
+        assert err.value.code == INVALID_PARAMS, params
+        result = await lsp.effective(lsp.ws.proj / "GEMINI.md")  # the next request is answered
+        assert result["projectRoot"] == str(lsp.ws.proj)
+    assert lsp.server_alive()
+
+
+async def test_dirty_flag_for_open_memory_buffer_with_unsaved_edits(lsp: Session) -> None:
+    ws = lsp.ws
+    target = ws.proj / "pkg" / "sub" / "mod.py"
+    project_file = ws.proj / "GEMINI.md"
+    disk = project_file.read_text(encoding="utf-8")
+    lsp.open(project_file)
+    clean = await lsp.effective(target)
+    assert [s["dirty"] for s in clean["sources"]] == [False, False, False]
+
+    lsp.change(project_file, disk + "- An idea not saved yet\n")
+
+    def dirty_flags(result: dict) -> list[bool]:
+        return [s["dirty"] for s in result["sources"]]
+
+    dirty = await lsp.effective(target)
+    assert dirty_flags(dirty) == [False, True, False]
+    assert dirty["text"] == clean["text"]  # what an agent loads: the file on disk
+    assert "An idea not saved yet" not in dirty["text"]
+
+    lsp.change(project_file, disk)
+    assert dirty_flags(await lsp.effective(target)) == [False, False, False]
+
+    lsp.change(project_file, disk + "- Saved this time\n")
+    lsp.save(project_file)
+    saved = await lsp.effective(target)
+    assert dirty_flags(saved) == [False, False, False]
+    assert "- Saved this time" in saved["text"]
+
+
+async def test_annotated(lsp: Session) -> None:
+    ws = lsp.ws
+    target = ws.proj / "pkg" / "sub" / "mod.py"
+    _, annotated, _ = await ws.cli("show", "--format", "annotated", str(target.parent))
+    result = await lsp.effective(target, annotated=True)
+    assert result["annotated"] == annotated.removesuffix("\n")
+    assert "annotated" not in await lsp.effective(target)
+
+
+async def test_no_project_root_and_unreadable_files(ws: Workspace, start: Starter) -> None:
+    loose = ws.root / "work" / "loose"
+    ws.write("work/GEMINI.md", "- Above the folder\n")
+    ws.write("work/loose/GEMINI.md", b"- caf\xe9 is not UTF-8\n")
+    ws.write("work/loose/inner/GEMINI.md", "- Inner rule\n")
+    ws.write("work/loose/inner/file.txt", "text\n")
+    lsp = await start(folders=[loose])
+    result = await lsp.effective(loose / "inner" / "file.txt")
+    await assert_matches_show(lsp, result, loose / "inner")
+    assert result["projectRoot"] is None
+    assert [(s["path"], s["readable"]) for s in result["sources"]] == [
+        (str(ws.global_file), True), (str(ws.root / "work" / "GEMINI.md"), True),
+        (str(loose / "GEMINI.md"), False), (str(loose / "inner" / "GEMINI.md"), True)]
+    assert result["sources"][2]["bytes"] == (loose / "GEMINI.md").stat().st_size

@@ -1,0 +1,98 @@
+"""memory_lens.lsp.config: the `memoryLens` settings, parsed leniently and merged in order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_lens.core.settings import DEFAULT_BUDGET_BYTES, Settings
+from memory_lens.lsp.config import ServerConfig, parse_config, section, to_settings
+
+BASE = ServerConfig()
+
+
+def parse(raw: object, base: ServerConfig = BASE) -> tuple[ServerConfig, list[str]]:
+    warnings: list[str] = []
+    return parse_config(raw, base, warnings.append), warnings
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ({"memoryLens": {"debug": True}}, {"debug": True}),
+    ({"debug": True}, {"debug": True}),
+    ({"memoryLens": "AGENTS.md", "debug": True}, {"memoryLens": "AGENTS.md", "debug": True}),
+    (None, {}),
+    (["filenames"], {}),
+    ("memoryLens", {}),
+])
+def test_section(raw: object, expected: dict) -> None:
+    assert section(raw) == expected
+
+
+def test_valid_values() -> None:
+    cfg, warnings = parse({"memoryLens": {"filenames": [" AGENTS.md", "GEMINI.md", "AGENTS.md"],
+                                          "globalDir": "~/agents", "tokenBudget": 0, "debug": True}})
+    assert warnings == []
+    assert cfg == ServerConfig(filenames=("AGENTS.md", "GEMINI.md"), global_dir="~/agents", token_budget=0, debug=True)
+
+
+def test_filenames_as_a_comma_separated_string() -> None:
+    cfg, warnings = parse({"filenames": "AGENTS.md, GEMINI.md,,"})
+    assert warnings == [] and cfg.filenames == ("AGENTS.md", "GEMINI.md")
+
+
+@pytest.mark.parametrize("name, value", [
+    ("filenames", ["a/b.md"]),
+    ("filenames", ["..", "GEMINI.md"]),
+    ("filenames", []),
+    ("filenames", ""),
+    ("filenames", [1, 2]),
+    ("filenames", {"GEMINI.md": True}),
+    ("globalDir", 5),
+    ("globalDir", ["~/x"]),
+    ("tokenBudget", -1),
+    ("tokenBudget", True),
+    ("tokenBudget", 1.5),
+    ("tokenBudget", "100"),
+    ("debug", "yes"),
+    ("debug", 1),
+])
+def test_invalid_values_are_reported_and_ignored(name: str, value: object) -> None:
+    base = ServerConfig(filenames=("CONTEXT.md",), global_dir="/g", token_budget=7, debug=True)
+    cfg, warnings = parse({"memoryLens": {name: value}}, base)
+    assert cfg == base
+    assert len(warnings) == 1 and f"memoryLens.{name}" in warnings[0]
+
+
+def test_missing_null_and_empty_values_keep_the_earlier_ones() -> None:
+    base = ServerConfig(filenames=("CONTEXT.md",), global_dir="/g", token_budget=7, debug=True)
+    for raw in ({}, {"memoryLens": {}}, {"filenames": None, "globalDir": None, "tokenBudget": None, "debug": None},
+                {"globalDir": ""}, {"unknown": 1}):
+        assert parse(raw, base) == (base, [])
+
+
+def test_each_update_starts_from_the_base() -> None:
+    """The server parses workspace/configuration over the initializationOptions each time, so a
+    setting dropped from the client's configuration falls back to the initial value."""
+    initial, _ = parse({"memoryLens": {"filenames": ["AGENTS.md"], "tokenBudget": 10}})
+    first, _ = parse({"memoryLens": {"tokenBudget": 20, "debug": True}}, initial)
+    assert first == ServerConfig(filenames=("AGENTS.md",), token_budget=20, debug=True)
+    second, _ = parse({"memoryLens": {}}, initial)
+    assert second == initial
+
+
+def test_to_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    base = Settings(filenames=("GEMINI.md",), global_dir=tmp_path / ".gemini")
+    assert to_settings(ServerConfig(), base) == base
+    assert to_settings(ServerConfig(debug=True), base) == base
+    got = to_settings(ServerConfig(filenames=("AGENTS.md", "GEMINI.md"), global_dir="~/agents"), base)
+    assert got.filenames == ("AGENTS.md", "GEMINI.md")
+    assert got.global_dir == tmp_path / "agents" and got.global_dir.is_absolute()
+    assert got.budget_bytes == DEFAULT_BUDGET_BYTES and got.budget_tokens is None
+
+    relative = to_settings(ServerConfig(global_dir="rel/dir"), base)
+    assert relative.global_dir.is_absolute() and relative.global_dir.parts[-2:] == ("rel", "dir")
+
+    budget = to_settings(ServerConfig(token_budget=100), base)
+    assert (budget.budget_bytes, budget.budget_tokens) == (None, 100)  # as `--token-budget` alone

@@ -1,0 +1,207 @@
+"""memory_lens.lsp.store: the language server's cached, LSP-free view of memory on disk."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from memory_lens.core.checks import check_file
+from memory_lens.core.files import FileStatus
+from memory_lens.core.merge import load_memory
+from memory_lens.core.settings import Settings
+from memory_lens.lsp.store import Hit, MemoryStore, identity
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """home/.gemini/GEMINI.md, proj (a git project) with GEMINI.md, pkg/GEMINI.md, sibling/GEMINI.md."""
+    root = Path(os.path.realpath(tmp_path))
+    (root / "home" / ".gemini").mkdir(parents=True)
+    (root / "home" / ".gemini" / "GEMINI.md").write_text("- Use pnpm\n- Global rule\n", encoding="utf-8")
+    (root / "proj" / ".git").mkdir(parents=True)
+    (root / "proj" / "GEMINI.md").write_text("# P\n- Tabs\n- use PNPM.\n- tabs!\n", encoding="utf-8")
+    (root / "proj" / "pkg").mkdir()
+    (root / "proj" / "pkg" / "GEMINI.md").write_text("- Tabs\n- Own\n", encoding="utf-8")
+    (root / "proj" / "sibling").mkdir()
+    (root / "proj" / "sibling" / "GEMINI.md").write_text("- Sibling\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def store(tree: Path) -> MemoryStore:
+    return MemoryStore(Settings(global_dir=tree / "home" / ".gemini"))
+
+
+def rewrite(path: Path, text: str) -> None:
+    """Write TEXT so that the file's identity surely changes (a different size)."""
+    before = identity(path)
+    path.write_text(text, encoding="utf-8")
+    assert identity(path) != before
+
+
+def test_identity(tree: Path) -> None:
+    path = tree / "proj" / "GEMINI.md"
+    assert identity(tree / "missing.md") is None
+    first = identity(path)
+    assert first is not None and first == identity(path)
+    rewrite(path, "- changed\n")
+    assert identity(path) != first
+
+
+def test_read_is_cached_while_the_file_is_unchanged(store: MemoryStore, tree: Path) -> None:
+    path = tree / "proj" / "GEMINI.md"
+    first = store.read(path)
+    assert first.status is FileStatus.OK and first.text.startswith("# P")
+    assert store.read(path) is first
+    rewrite(path, "- Changed by an agent\n")
+    second = store.read(path)
+    assert second is not first and second.text == "- Changed by an agent\n"
+    path.unlink()
+    assert store.read(path).status is FileStatus.MISSING
+
+
+def test_read_reports_unusable_files(store: MemoryStore, tree: Path) -> None:
+    bad = tree / "proj" / "bad.md"
+    bad.write_bytes(b"- caf\xe9\n")
+    assert store.read(bad).status is FileStatus.UNUSABLE and "UTF-8" in store.read(bad).reason
+    assert store.read(tree / "proj").status is FileStatus.UNUSABLE  # a directory
+    assert store.read(tree / "nowhere.md").status is FileStatus.MISSING
+
+
+def test_invalidate_forgets_reads(store: MemoryStore, tree: Path) -> None:
+    a, b = tree / "proj" / "GEMINI.md", tree / "proj" / "pkg" / "GEMINI.md"
+    first_a, first_b = store.read(a), store.read(b)
+    store.invalidate([a])
+    assert store.read(a) is not first_a and store.read(a) == first_a
+    assert store.read(b) is first_b
+    store.invalidate()
+    assert store.read(b) is not first_b
+
+
+def test_entries_are_cached_per_text(store: MemoryStore, tree: Path) -> None:
+    path = tree / "proj" / "GEMINI.md"
+    text = path.read_text(encoding="utf-8")
+    parsed = store.entries(path, text)
+    assert [(e.text, e.line) for e in parsed.entries] == [("Tabs", 1), ("use PNPM.", 2), ("tabs!", 3)]
+    assert store.entries(path, text) is parsed
+    assert store.entries(path, text + "- more\n") is not parsed
+
+
+def test_memory_for_is_the_core_merge(store: MemoryStore, tree: Path) -> None:
+    directory = tree / "proj" / "pkg"
+    got = store.memory_for(directory)
+    expected = load_memory(directory, store.settings)
+    assert got.text == expected.text
+    assert got.project_root == expected.project_root == tree / "proj"
+    assert [(s.path, s.scope, s.readable) for s in got.sources] == [
+        (s.path, s.scope, s.readable) for s in expected.sources]
+    rewrite(tree / "proj" / "GEMINI.md", "- Fresh\n")
+    assert "- Fresh" in store.memory_for(directory).text  # always what is on disk now
+
+
+def test_check_from_disk_equals_the_core_check(store: MemoryStore, tree: Path) -> None:
+    for path in (tree / "proj" / "GEMINI.md", tree / "proj" / "pkg" / "GEMINI.md", tree / "home" / ".gemini" / "GEMINI.md"):
+        got = [(f.line, f.code, f.message) for f in store.check(path)]
+        assert got == [(f.line, f.code, f.message) for f in check_file(path, store.settings)]
+    codes = [(f.line, f.code) for f in store.check(tree / "proj" / "GEMINI.md")]
+    assert codes == [(3, "redundant"), (4, "duplicate")]
+
+
+def test_check_of_a_buffer_missing_and_unreadable_files(store: MemoryStore, tree: Path) -> None:
+    path = tree / "proj" / "pkg" / "GEMINI.md"
+    assert [f.code for f in store.check(path)] == ["redundant"]  # "Tabs" is in proj/GEMINI.md
+    assert [(f.line, f.code) for f in store.check(path, "- Own\n- own\n")] == [(2, "duplicate")]
+    assert store.check(tree / "proj" / "new" / "GEMINI.md") == []
+    bad = tree / "proj" / "bad" / "GEMINI.md"
+    bad.parent.mkdir()
+    bad.write_bytes(b"\x00binary")
+    (finding,) = store.check(bad)
+    assert (finding.code, finding.line) == ("unreadable", 1)
+
+
+def test_check_remembers_the_identity_it_checked(store: MemoryStore, tree: Path) -> None:
+    path = tree / "proj" / "pkg" / "GEMINI.md"
+    assert store.checked_identity(path) == (False, None)
+    store.check(path, "- a buffer is not the disk\n")
+    assert store.checked_identity(path) == (False, None)
+    store.check(path)
+    assert store.checked_identity(path) == (True, identity(path))
+    rewrite(path, "- Changed since\n")
+    assert store.checked_identity(path)[1] != identity(path)
+    store.add_known(path)
+    store.drop_known(path)
+    assert store.checked_identity(path) == (False, None)
+
+
+def test_scan_and_known_files(store: MemoryStore, tree: Path) -> None:
+    (tree / "proj" / ".gitignore").write_text("ignored/\n", encoding="utf-8")
+    (tree / "proj" / "ignored").mkdir()
+    (tree / "proj" / "ignored" / "GEMINI.md").write_text("- x\n", encoding="utf-8")
+    found = store.scan([tree / "proj"])
+    expected = {tree / "home" / ".gemini" / "GEMINI.md", tree / "proj" / "GEMINI.md",
+                tree / "proj" / "pkg" / "GEMINI.md", tree / "proj" / "sibling" / "GEMINI.md"}
+    assert found == expected == store.known()
+    found.clear()
+    assert store.known() == expected  # a copy was returned
+
+    extra = tree / "proj" / "ignored" / "GEMINI.md"
+    assert store.add_known(extra) is True and store.add_known(extra) is False
+    assert store.drop_known(extra) is True and store.drop_known(extra) is False
+    assert store.known() == expected
+
+
+def test_global_files_exist_or_are_links(tree: Path) -> None:
+    gdir = tree / "g"
+    gdir.mkdir()
+    store = MemoryStore(Settings(filenames=("AGENTS.md", "GEMINI.md"), global_dir=gdir))
+    assert store.global_files() == set()
+    os.symlink("nowhere.md", gdir / "GEMINI.md")  # dangling, but there: it must be reported
+    (gdir / "AGENTS.md").write_text("- a\n", encoding="utf-8")
+    assert store.global_files() == {gdir / "AGENTS.md", gdir / "GEMINI.md"}
+
+
+def test_affected_by(store: MemoryStore, tree: Path) -> None:
+    pool = store.scan([tree / "proj"])
+    root_file, pkg, sibling = tree / "proj" / "GEMINI.md", tree / "proj" / "pkg" / "GEMINI.md", tree / "proj" / "sibling" / "GEMINI.md"
+    global_file = tree / "home" / ".gemini" / "GEMINI.md"
+    assert store.affected_by(global_file, pool) == pool
+    assert store.affected_by(root_file, pool) == {root_file, pkg, sibling}
+    assert store.affected_by(pkg, pool) == {pkg}
+    new = tree / "proj" / "pkg" / "deeper" / "GEMINI.md"
+    assert store.affected_by(new, pool) == set()  # unknown and missing: nothing to recheck
+    pkg.unlink()
+    assert store.affected_by(pkg, pool) == {pkg}  # its diagnostics must be withdrawn
+
+
+def test_find_hits(store: MemoryStore, tree: Path) -> None:
+    bad = tree / "proj" / "bad.md"
+    bad.write_bytes(b"\xff")
+    paths = [tree / "proj" / "GEMINI.md", tree / "proj" / "pkg" / "GEMINI.md", bad, tree / "missing.md"]
+    assert store.find_hits("tabs", paths) == [
+        Hit(tree / "proj" / "GEMINI.md", 1), Hit(tree / "proj" / "GEMINI.md", 3), Hit(tree / "proj" / "pkg" / "GEMINI.md", 0)]
+    assert store.find_hits("not anywhere", paths) == []
+
+
+def test_reads_from_many_threads(store: MemoryStore, tree: Path) -> None:
+    paths = sorted(tree.rglob("GEMINI.md"))
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(50):
+                for p in paths:
+                    store.read(p)
+                    store.check(p)
+                store.invalidate()
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
