@@ -42,7 +42,8 @@ def _run_listing(command: list[str]) -> tuple[float, int]:
 
 def bench_scan(root: Path, manifest: dict, settings: Settings, runs: int) -> dict:
     """Median of RUNS scans by Memory Lens, rg and find, interleaved so they share the noise."""
-    tools = {"rg": rg_command(root), "find": find_command(root)}
+    rg = rg_command(root)
+    tools = {"rg": rg, "rg_single_thread": rg and [rg[0], "-j1", *rg[1:]], "find": find_command(root)}
     store = MemoryStore(settings)
     store.scan([root])  # warm the page cache and the imports; not counted
     times: dict[str, list[float]] = {"memory_lens": [], **{k: [] for k, v in tools.items() if v}}
@@ -62,6 +63,7 @@ def bench_scan(root: Path, manifest: dict, settings: Settings, runs: int) -> dic
         "rg_ms": ms(median(times["rg"])) if times.get("rg") else None,
         "find_ms": ms(median(times["find"])) if times.get("find") else None,
         "found": len(found), "expected": len(expected), "exact": found == expected,
+        "rg_single_thread_ms": ms(median(times["rg_single_thread"])) if times.get("rg_single_thread") else None,
         "rg_found": counts.get("rg"), "find_found": counts.get("find"),
         "engine": "rignore" if rignore_available() else "python",
         "runs_ms": {k: spread([t * 1000 for t in v]) for k, v in times.items()},
@@ -70,7 +72,7 @@ def bench_scan(root: Path, manifest: dict, settings: Settings, runs: int) -> dic
         result["ratio_vs_rg"] = round(result["memory_lens_ms"] / result["rg_ms"], 2)
     if result["find_ms"]:
         result["ratio_vs_find"] = round(result["memory_lens_ms"] / result["find_ms"], 2)
-    missing = [n for n, c in tools.items() if not c]
+    missing = [n for n, c in tools.items() if not c and n != "rg_single_thread"]
     if missing:
         result["skipped"] = f"not installed: {', '.join(missing)}"
     py_times = [timed(lambda: find_memory_files(root, settings.filenames, engine="python"))[0]

@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 from memory_lens.core.discovery import TargetError, resolve_target
 from memory_lens.core.files import FileStatus, read_memory_file
 from memory_lens.core.markdown import Entry, entry_keys, parse
-from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens, load_memory
+from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens, load_memory, utf8_size
 from memory_lens.core.settings import Settings
 
 
@@ -132,7 +132,7 @@ def check_entries(own: FileEntries, general: Sequence[FileEntries]) -> list[Find
 def merged_size(contents: Iterable[str]) -> tuple[int, int]:
     """UTF-8 bytes and estimated tokens of CONTENTS merged."""
     text = concatenate(contents)
-    return len(text) if text.isascii() else len(text.encode("utf-8")), estimate_tokens(text)
+    return utf8_size(text), estimate_tokens(text)
 
 
 def budget_finding(path: Path, size: int, tokens: int, settings: Settings) -> Finding | None:

@@ -25,6 +25,11 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
+def utf8_size(text: str) -> int:
+    """The UTF-8 size of TEXT in bytes (ASCII text is not encoded to find out)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
 def concatenate(contents: Iterable[str | None]) -> str:
     """Join non-empty stripped contents with a blank line, in the order given."""
     return "\n\n".join(s for s in ((c or "").strip() for c in contents) if s)
@@ -78,7 +83,7 @@ class Memory:
 
     @property
     def size_bytes(self) -> int:
-        return len(self.text.encode("utf-8"))
+        return utf8_size(self.text)
 
     def to_json(self) -> dict:
         return {
@@ -131,7 +136,7 @@ def merge_plan(plan: ChainPlan, reader: Reader = read_memory_file) -> Memory:
     head = [f"target directory: {plan.target_dir}",
             f"project root: {plan.project_root if plan.project_root else '(none: searching upward, stopping before home)'}"]
     snippet = text if len(text) <= 400 else text[:400] + f"... ({len(text)} characters in all)"
-    tail = [f"merged: {len(sources)} file(s), {len(text.encode('utf-8'))} bytes, ~{estimate_tokens(text)} tokens",
+    tail = [f"merged: {len(sources)} file(s), {utf8_size(text)} bytes, ~{estimate_tokens(text)} tokens",
             "merged text: " + (repr(snippet) if text else "(empty)")]
     return Memory(plan.target_dir, plan.project_root, tuple(sources), text, tuple(head + trace + tail))
 
