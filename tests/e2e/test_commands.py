@@ -201,3 +201,22 @@ async def test_effective_and_refresh(lsp: Session) -> None:
     with pytest.raises(JsonRpcException):
         await lsp.command("memoryLens.server.nope", {})
     await wait_for(lsp.server_alive)
+
+
+async def test_move_a_global_entry_to_project_memory(lsp: Session) -> None:
+    ws = lsp.ws
+    project_file = ws.proj / "GEMINI.md"
+    expected_project = await ws.cli_add_on_copy(project_file, "Prefer small commits", "project")
+    # Without contextUri the destination is the first workspace folder's project.
+    result = await lsp.command(CMD_MOVE, {"uri": lsp.uri(ws.global_file), "line": 2, "scope": "project"})
+    assert (result["path"], result["scope"], result["added"]) == (str(project_file), "project", True)
+    assert project_file.read_bytes() == expected_project
+    assert ws.global_file.read_text(encoding="utf-8") == "# Global\n- Use pnpm\n"
+    # With contextUri: the project of that document.
+    other = ws.project("work/other")
+    ws.write("work/other/main.py", "x = 1\n")
+    result = await lsp.command(CMD_MOVE, {"uri": lsp.uri(ws.global_file), "line": 2, "scope": "project",
+                                          "contextUri": lsp.uri(other / "main.py")})
+    assert result["path"] == str(other / "GEMINI.md")
+    assert (other / "GEMINI.md").read_text(encoding="utf-8") == "## Gemini Added Memories\n- Use pnpm\n"
+    assert ws.global_file.read_text(encoding="utf-8") == "# Global\n"
