@@ -116,6 +116,22 @@ async def test_new_memory_file_in_the_chain_of_an_open_document(lsp: Session) ->
     assert [s["path"] for s in result["sources"]][-1] == str(created)
 
 
+@pytest.mark.clients("neovim@v0.7.0", "bare")
+async def test_new_memory_file_anywhere_without_client_watchers(lsp: Session) -> None:
+    """Clients that watch no files (no dynamic registration): the server walks the workspace
+    again now and then, so a memory file created outside every open chain still shows up."""
+    ws = lsp.ws
+    await lsp.effective(ws.proj / "src" / "app.py")
+    since = len(lsp.did_change)
+    created = ws.proj / "docs" / "deep" / "GEMINI.md"
+    created.parent.mkdir(parents=True)
+    await write_from_another_process(created, "- Docs rule\n- Docs rule\n")
+    await lsp.wait_diagnostics(created, lambda d: codes(d) == ["duplicate"])
+    await lsp.wait_changed(created, since)
+    created.unlink()
+    await lsp.wait_diagnostics(created, lambda d: d == [])
+
+
 @pytest.mark.clients(*RICH_AND_BARE)
 async def test_git_marker_created_changes_the_project_root(ws: Workspace, start: Starter) -> None:
     loose = ws.root / "work" / "loose"

@@ -69,6 +69,7 @@ class MemoryLensServer(LanguageServer):
         self.watching_files = False  # the client watches memory files for us
         self.poll_snapshot: dict[Path, object] = {}
         self.poll_task: asyncio.Task | None = None
+        self.rescan_task: asyncio.Task | None = None
         self._warned: set[str] = set()
         from memory_lens.lsp.live import LiveEngine
 

@@ -27,6 +27,8 @@ from memory_lens.lsp.store import identity
 log = logging.getLogger("memory_lens.lsp")
 REGISTRATION_ID = "memory-lens-watched-files"
 POLL_MIN_SECONDS = 0.1  # a change on disk shows in ~50 ms on average where the poll is cheap
+RESCAN_MIN_SECONDS = 0.75
+RESCAN_COST_FACTOR = 10
 POLL_COST_FACTOR = 20  # sleep at least 20x what one poll costs: the poll stays under ~5% of a core
 
 
@@ -162,29 +164,68 @@ def _poll_once(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
     return changed
 
 
+def _poll_costed(ls: MemoryLensServer, doc_dirs: list[Path]) -> tuple[set[Path], float]:
+    """`_poll_once` and the CPU time it took. Not the wall time: a poll that waits for the
+    interpreter while a check runs costs no more, and must not put the next poll seconds away."""
+    started = time.thread_time()
+    changed = _poll_once(ls, doc_dirs)
+    return changed, time.thread_time() - started
+
+
 async def _poll_forever(ls: MemoryLensServer) -> None:
     while True:
-        started = time.perf_counter()
+        cost = 0.0
         try:
-            changed = await asyncio.to_thread(_poll_once, ls, _doc_dirs(ls))
+            changed, cost = await asyncio.to_thread(_poll_costed, ls, _doc_dirs(ls))
             if changed:
                 log.debug("disk changes seen by polling: %s", sorted(map(str, changed)))
                 on_disk_change(ls, changed)
         except Exception:
             log.exception("memory-lens: polling failed")
-        cost = time.perf_counter() - started
         await asyncio.sleep(max(POLL_MIN_SECONDS, cost * POLL_COST_FACTOR))
+
+
+def _new_or_gone(ls: MemoryLensServer, folders: list[Path]) -> set[Path]:
+    """Memory files created or deleted under FOLDERS since the store last knew them."""
+    from memory_lens.core.scan import find_memory_files
+
+    found: set[Path] = set()
+    for folder in folders:
+        found.update(find_memory_files(folder, ls.settings.filenames))
+    known = {p for p in ls.store.known() if any(p.is_relative_to(f) for f in folders)}
+    return found ^ known
+
+
+async def _rescan_forever(ls: MemoryLensServer) -> None:
+    """For clients that watch no files: walk the workspace again now and then, so that a memory
+    file an agent creates anywhere shows up. Every RESCAN_MIN_SECONDS, or 10x the walk's own cost
+    on big trees, so the walk stays under ~10% of a core."""
+    while True:
+        started = time.perf_counter()
+        if not ls.watching_files and not ls.live.busy:
+            try:
+                changed = await asyncio.to_thread(_new_or_gone, ls, ls.folders())
+                if changed:
+                    log.debug("memory files created or deleted: %s", sorted(map(str, changed)))
+                    on_disk_change(ls, changed)
+            except Exception:
+                log.exception("memory-lens: rescanning failed")
+        cost = time.perf_counter() - started
+        await asyncio.sleep(max(RESCAN_MIN_SECONDS, cost * RESCAN_COST_FACTOR))
 
 
 def start_polling(ls: MemoryLensServer) -> None:
     if ls.poll_task is None or ls.poll_task.done():
         ls.poll_task = asyncio.ensure_future(_poll_forever(ls))
+    if ls.rescan_task is None or ls.rescan_task.done():
+        ls.rescan_task = asyncio.ensure_future(_rescan_forever(ls))
 
 
 def stop_polling(ls: MemoryLensServer) -> None:
-    if ls.poll_task is not None:
-        ls.poll_task.cancel()
-        ls.poll_task = None
+    for task in (ls.poll_task, ls.rescan_task):
+        if task is not None:
+            task.cancel()
+    ls.poll_task = ls.rescan_task = None
 
 
 def register(server: MemoryLensServer) -> None:
