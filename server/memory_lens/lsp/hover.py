@@ -68,6 +68,17 @@ def entry_hover(ls: MemoryLensServer, path: Path, text: str, line: int) -> str |
     return head + (" — also appears:\n\n" + "\n".join(out) if out else " — appears only here.")
 
 
+def markup_kind(ls: MemoryLensServer) -> types.MarkupKind:
+    """Markdown when the client renders it (or says nothing either way), else plain text."""
+    try:
+        formats = ls.client_capabilities.text_document.hover.content_format  # type: ignore[union-attr]
+    except AttributeError:
+        formats = None
+    if formats and types.MarkupKind.Markdown not in formats:
+        return types.MarkupKind.PlainText
+    return types.MarkupKind.Markdown
+
+
 def register(server: MemoryLensServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: MemoryLensServer, params: types.HoverParams) -> types.Hover | None:
@@ -89,4 +100,4 @@ def register(server: MemoryLensServer) -> None:
             parts.append(summary(ls.store.memory_for(target_dir_of(path)), s.budget_bytes, s.budget_tokens))
         if not parts:
             return None
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
+        return types.Hover(contents=types.MarkupContent(kind=markup_kind(ls), value="\n\n---\n\n".join(parts)))
