@@ -81,22 +81,9 @@ def supports(caps: types.ClientCapabilities, field: str) -> bool:
         return False
 
 
-# JSON values -------------------------------------------------------------------------------
+# JSON values: results as plain JSON values, the way the server reads params.
 
-
-def plain(value: Any) -> Any:
-    """A result as plain JSON values (pygls returns custom results as namedtuple-like objects)."""
-    if hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if hasattr(value, "__attrs_attrs__"):
-        from lsprotocol import converters
-
-        return converters.get_converter().unstructure(value)
-    return value
+from memory_lens.lsp.convert import plain  # noqa: E402
 
 
 # Text edits --------------------------------------------------------------------------------
