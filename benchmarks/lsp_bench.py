@@ -21,10 +21,12 @@ from memory_lens.lsp.convert import path_to_uri
 DIAGNOSTICS = "textDocument/publishDiagnostics"
 DID_CHANGE = "memory/didChange"
 DUPLICATE_PAIR = b"- Benchmark edit: an entry written twice\n- Benchmark edit: an entry written twice\n"
+# Like VS Code: the client registers file watchers (so the server does not rescan the workspace
+# periodically), but the benchmark sends file events only where it says so (`change` with events).
 CAPABILITIES: dict[str, Any] = {
     "textDocument": {"synchronization": {"didSave": True}, "publishDiagnostics": {"versionSupport": True}},
     "workspace": {"workspaceFolders": True, "configuration": False,
-                  "didChangeWatchedFiles": {"dynamicRegistration": False}},
+                  "didChangeWatchedFiles": {"dynamicRegistration": True, "relativePatternSupport": True}},
     "window": {"workDoneProgress": False},
 }
 
