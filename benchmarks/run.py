@@ -52,8 +52,9 @@ def _ensure_memory_lens() -> None:
     try:
         import memory_lens  # noqa: F401
     except ImportError:
-        venv_python = REPO / ".venv" / "bin" / "python"
-        if venv_python.is_file() and Path(sys.executable).resolve() != venv_python.resolve():
+        venv = REPO / ".venv"
+        venv_python = venv / "bin" / "python"
+        if venv_python.is_file() and Path(sys.prefix).resolve() != venv.resolve():
             os.execv(str(venv_python), [str(venv_python), *sys.argv])
         sys.exit("memory-lens: error: memory_lens is not installed; run scripts/setup.sh first")
 
