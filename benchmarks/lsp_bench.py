@@ -35,9 +35,11 @@ def server_command() -> list[str]:
     return [sys.executable, "-m", "memory_lens", "serve"]
 
 
-def server_env(global_dir: Path) -> dict[str, str]:
+def server_env(global_dir: Path, **extra: str) -> dict[str, str]:
     env = dict(os.environ, MEMORY_LENS_GLOBAL_DIR=str(global_dir))
     env.pop("MEMORY_LENS_FILENAMES", None)
+    env.pop("MEMORY_LENS_WATCHER", None)
+    env.update(extra)
     return env
 
 
@@ -69,10 +71,10 @@ def bench_initialize(global_dir: Path, runs: int) -> dict:
 class Session:
     """One server over the benchmark tree, with helpers for each measurement."""
 
-    def __init__(self, root: Path, manifest: dict, global_dir: Path, log_path: Path) -> None:
+    def __init__(self, root: Path, manifest: dict, global_dir: Path, log_path: Path, **env: str) -> None:
         self.root, self.manifest = root, manifest
         self._log = open(log_path, "w")
-        self.client = LspClient(server_command(), server_env(global_dir), stderr=self._log)
+        self.client = LspClient(server_command(), server_env(global_dir, **env), stderr=self._log)
         self.rng = random.Random(7)
 
     def close(self) -> None:

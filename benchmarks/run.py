@@ -149,12 +149,20 @@ def run(args: argparse.Namespace) -> dict:
             results["check"]["typing"] = session.typing(edits=20)
             step("change")
             samples = args.change_samples
-            results["change"] = {**session.change(samples, events=False), "mode": "server poll only",
+            results["change"] = {**session.change(samples, events=False),
+                                 "mode": "no client events: the server's own watch (system notifications)",
                                  "with_client_events": session.change(samples, events=True),
                                  "root_file_ms": session.change_root()}
             step("refresh")
             results["check"]["refresh_ms"] = session.refresh(runs=2 if args.size != "large" else 1)
             results["rss_peak_end_mb"] = session.peak_rss()
+        finally:
+            session.close()
+        step("change (poll only)")
+        session = Session(root, manifest, global_dir, Path(tmp) / "server-poll.log", MEMORY_LENS_WATCHER="poll")
+        try:
+            session.index()
+            results["change"]["poll_only"] = session.change(args.change_samples, events=False)
         finally:
             session.close()
     if args.no_peer:

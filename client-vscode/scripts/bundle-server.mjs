@@ -16,7 +16,7 @@ const out = path.join(client, 'bundled');
 const libs = path.join(out, 'libs');
 const requirements = path.join(here, 'bundled-requirements.txt');
 /** Compiled dependencies the server imports only when present. */
-const OPTIONAL = new Set(['rignore']);
+const OPTIONAL = new Set(['rignore', 'watchfiles']);
 
 function findPython() {
   if (process.env.PYTHON) {

@@ -51,12 +51,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture
-async def start(ws: Workspace, client_name: str) -> AsyncIterator[Starter]:
+def server_env() -> dict[str, str]:
+    """Extra environment for every server of a test (a test module may override it)."""
+    return {}
+
+
+@pytest.fixture
+async def start(ws: Workspace, client_name: str, server_env: dict[str, str]) -> AsyncIterator[Starter]:
     """A factory: `await start(**options)` starts and initializes a server for the sandbox
     (options: see `harness.start_session`). Every session is shut down at the end of the test."""
     sessions: list[Session] = []
 
     async def starter(**options: Any) -> Session:
+        options["env"] = {**server_env, **(options.get("env") or {})}
         session = await start_session(ws, client_name, **options)
         sessions.append(session)
         return session

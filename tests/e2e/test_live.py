@@ -4,7 +4,10 @@ After any change the server republishes diagnostics, answers memory/effective fr
 files, and sends `memory/didChange` naming the files. It must work without any client file
 event (the bare client registers no watchers; the test client never sends events unless a test
 does), for the global file outside the workspace, right after `initialized`, for a new file in
-the chain of an open document, and when `.git` appears. Timeouts are generous upper bounds.
+the chain of an open document, and when `.git` appears. Every test runs twice: with the
+system's file notifications (the default) and with the server's poller alone
+(`MEMORY_LENS_WATCHER=poll`, what a system without notifications gets). Timeouts are generous
+upper bounds.
 """
 
 from __future__ import annotations
@@ -18,6 +21,11 @@ from lsprotocol import types
 
 from .conftest import Starter
 from .harness import RICH_AND_BARE, Session, Workspace, wait_for
+
+
+@pytest.fixture(params=["notify", "poll"])
+def server_env(request: pytest.FixtureRequest) -> dict[str, str]:
+    return {"MEMORY_LENS_WATCHER": "auto" if request.param == "notify" else "poll"}
 
 
 async def write_from_another_process(path: Path, text: str) -> None:
@@ -208,3 +216,25 @@ async def test_saved_buffer_updates_files_below_it(ws: Workspace, start: Starter
     lsp.change(package, package.read_text(encoding="utf-8") + "- fresh RULE\n")
     lsp.save(package)
     await lsp.wait_diagnostics(below, lambda d: codes(d) == ["redundant"])
+
+
+@pytest.mark.clients("bare")
+async def test_which_watcher_saw_the_change(ws: Workspace, start: Starter, server_env: dict[str, str]) -> None:
+    """With notifications the system reports the write (the debug log says so); with
+    MEMORY_LENS_WATCHER=poll the poller finds it."""
+    lsp = await start(init_options={"debug": True})
+    package = ws.proj / "pkg" / "GEMINI.md"
+    lsp.open(ws.proj / "pkg" / "sub" / "mod.py", language="python")
+    await lsp.wait_diagnostics(package, lambda d: d == [])
+    notifying = server_env["MEMORY_LENS_WATCHER"] == "auto"
+    if notifying:  # a change made before the watch is on is the poller's to find
+        await wait_for(lambda: any("notifications on for" in line and repr(str(package.parent)) in line
+                                   for line in lsp.stderr), what="notifications on the package's directory")
+    await write_from_another_process(package, "- Seen by a watcher\n- seen by a watcher\n")
+    await lsp.wait_diagnostics(package, lambda d: codes(d) == ["duplicate"])
+    expected = "notified by the system" if notifying else "seen by polling"
+
+    async def logged() -> bool:
+        return any(expected in line and str(package) in line for line in lsp.stderr)
+
+    await wait_for(logged, what=f"the debug log line '{expected}'")

@@ -70,6 +70,11 @@ class MemoryLensServer(LanguageServer):
         self.poll_snapshot: dict[Path, object] = {}
         self.poll_task: asyncio.Task | None = None
         self.rescan_task: asyncio.Task | None = None
+        self.notify_key: object = None
+        from memory_lens.lsp.notify import NativeWatcher
+        from memory_lens.lsp.watch import notified
+
+        self.notifier = NativeWatcher(lambda paths: notified(self, paths))
         self._warned: set[str] = set()
         from memory_lens.lsp.live import LiveEngine
 

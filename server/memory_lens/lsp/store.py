@@ -98,6 +98,7 @@ class MemoryStore:
         self._memories: OrderedDict[Path, tuple[ChainPlan, list[FileRead], Memory]] = OrderedDict()
         self._entries: dict[Path, tuple[str, FileEntries]] = {}
         self._known: set[Path] = set()
+        self.known_version = 0  # counts the changes of the known set
         self._checked: dict[Path, Identity | None] = {}  # the file's identity when last checked from disk
 
     # Reading -------------------------------------------------------------------------------
@@ -205,6 +206,7 @@ class MemoryStore:
         found.update(self.global_files())
         with self._lock:
             self._known = found
+            self.known_version += 1
         return set(found)
 
     def global_files(self) -> set[Path]:
@@ -220,6 +222,7 @@ class MemoryStore:
             if path in self._known:
                 return False
             self._known.add(path)
+            self.known_version += 1
             return True
 
     def drop_known(self, path: Path) -> bool:
@@ -227,6 +230,7 @@ class MemoryStore:
             if path not in self._known:
                 return False
             self._known.discard(path)
+            self.known_version += 1
             self._reads.pop(path, None)
             self._entries.pop(path, None)
             self._checked.pop(path, None)

@@ -1,0 +1,118 @@
+"""The system's file notifications (`lsp/notify.py`), with the real watcher on real directories."""
+
+from __future__ import annotations
+
+import queue
+import time
+from pathlib import Path
+
+import pytest
+
+from memory_lens.lsp import notify
+from memory_lens.lsp.notify import NativeWatcher
+
+NAMES = {"GEMINI.md", ".git"}
+TIMEOUT = 10.0
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: queue.Queue[set[Path]] = queue.Queue()
+
+    def __call__(self, paths: set[Path]) -> None:
+        self.events.put(paths)
+
+    def next(self, timeout: float = TIMEOUT) -> set[Path]:
+        return self.events.get(timeout=timeout)
+
+    def quiet(self, seconds: float = 0.4) -> bool:
+        try:
+            self.events.get(timeout=seconds)
+        except queue.Empty:
+            return True
+        return False
+
+
+def wait_active(watcher: NativeWatcher) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not watcher.active:
+        assert watcher.failed is None, watcher.failed
+        assert time.monotonic() < deadline, "the watch never started"
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def watcher(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(notify.WATCHER_ENV, raising=False)
+    pytest.importorskip("watchfiles")
+    recorder = Recorder()
+    w = NativeWatcher(recorder)
+    w.recorder = recorder  # type: ignore[attr-defined]
+    yield w
+    w.close()
+
+
+def test_reports_writes_creations_and_deletions_of_watched_names(watcher: NativeWatcher, tmp_path: Path) -> None:
+    target = tmp_path / "GEMINI.md"
+    watcher.watch([tmp_path], NAMES)
+    wait_active(watcher)
+    target.write_text("- one\n")
+    assert target in watcher.recorder.next()
+    with open(target, "a") as fh:  # in place, as an agent appends: the directory itself is unchanged
+        fh.write("- two\n")
+    assert target in watcher.recorder.next()
+    target.unlink()
+    assert target in watcher.recorder.next()
+    (tmp_path / ".git").mkdir()
+    assert tmp_path / ".git" in watcher.recorder.next()
+
+
+def test_other_names_and_subdirectories_are_not_reported(watcher: NativeWatcher, tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    watcher.watch([tmp_path], NAMES)
+    wait_active(watcher)
+    (tmp_path / "notes.md").write_text("x")
+    (tmp_path / "sub" / "GEMINI.md").write_text("- deeper, not watched\n")
+    assert watcher.recorder.quiet()
+
+
+def test_a_new_set_of_directories_replaces_the_old(watcher: NativeWatcher, tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir(), second.mkdir()
+    watcher.watch([first], NAMES)
+    wait_active(watcher)
+    watcher.watch([second, tmp_path / "missing"], NAMES)  # a missing directory is left out
+    wait_active(watcher)
+    (first / "GEMINI.md").write_text("- old\n")
+    (second / "GEMINI.md").write_text("- new\n")
+    assert watcher.recorder.next() == {second / "GEMINI.md"}
+    assert watcher.recorder.quiet()
+
+
+def test_closed_watcher_reports_nothing(watcher: NativeWatcher, tmp_path: Path) -> None:
+    watcher.watch([tmp_path], NAMES)
+    wait_active(watcher)
+    watcher.close()
+    assert not watcher.active
+    (tmp_path / "GEMINI.md").write_text("- after close\n")
+    assert watcher.recorder.quiet()
+
+
+def test_poll_only_when_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(notify.WATCHER_ENV, "poll")
+    w = NativeWatcher(Recorder())
+    w.watch([tmp_path], NAMES)
+    assert not w.active and w.failed == "MEMORY_LENS_WATCHER=poll"
+
+
+def test_without_watchfiles_the_poller_takes_over(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import sys
+
+    monkeypatch.delenv(notify.WATCHER_ENV, raising=False)
+    monkeypatch.setitem(sys.modules, "watchfiles._rust_notify", None)  # makes the import fail
+    w = NativeWatcher(Recorder())
+    w.watch([tmp_path], NAMES)
+    deadline = time.monotonic() + TIMEOUT
+    while w.failed is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert w.failed == "the watchfiles package is not installed" and not w.active
