@@ -10,6 +10,7 @@ same answer.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
@@ -18,6 +19,21 @@ if TYPE_CHECKING:
 
 GEMINI_IGNORE = ".geminiignore"
 GIT_IGNORE = ".gitignore"
+
+
+_prefetching: list[object] = []
+
+
+def _prefetch_pathspec() -> None:
+    """Import pathspec (~70 ms) in the background, while the walk goes on: .geminiignore files
+    were found and will need it."""
+    import sys
+    import threading
+
+    if "pathspec" not in sys.modules and not _prefetching:
+        thread = threading.Thread(target=__import__, args=("pathspec",), name="memory-lens-import", daemon=True)
+        _prefetching.append(thread)
+        thread.start()
 
 
 def _spec(path: Path) -> pathspec.GitIgnoreSpec | None:
@@ -94,29 +110,266 @@ def _walk_python(root: Path, names: frozenset[str]) -> list[Path]:
     return found
 
 
-def _walk_rignore(root: Path, names: frozenset[str]) -> list[Path]:
+def _overrides(names: frozenset[str]) -> list[str]:
+    # Only memory files and .geminiignore files are yielded (directories always are).
+    return sorted(names) + [GEMINI_IGNORE, "!.git/"]
+
+
+def _walk_rignore(root: Path, names: frozenset[str], parallel: bool = True) -> list[Path]:
+    """Walk ROOT with rignore. A big tree is split into subtrees (the directories two levels
+    down) walked by helper processes in parallel (see `parallel_walk`); a small one, or one
+    where helpers cannot start, is walked here."""
     import rignore
 
-    overrides = sorted(names) + [GEMINI_IGNORE, "!.git/"]
+    overrides = _overrides(names)
     found: list[Path] = []
     gemini_ignores: list[Path] = []
-    for raw in rignore.walk(root, ignore_hidden=False, overrides=overrides, follow_links=False):
-        path = raw if isinstance(raw, Path) else Path(raw)
-        name = path.name
-        if name == GEMINI_IGNORE:
+
+    def take(raw: object) -> None:
+        path = raw if isinstance(raw, Path) else Path(str(raw))
+        if path.name == GEMINI_IGNORE:
+            if not gemini_ignores and parallel:
+                _prefetch_pathspec()
             gemini_ignores.append(path)
-        elif name in names:
+        elif path.name in names:
             found.append(path)
+
+    if not parallel:
+        for raw in rignore.walk(root, ignore_hidden=False, overrides=overrides, follow_links=False):
+            take(raw)
+    else:
+        subtrees: list[Path] = []
+        for raw in rignore.walk(root, ignore_hidden=False, overrides=overrides, follow_links=False,
+                                max_depth=SPLIT_DEPTH):
+            path = raw if isinstance(raw, Path) else Path(str(raw))
+            take(path)
+            if len(path.parts) - len(root.parts) == SPLIT_DEPTH and path.is_dir() and not path.is_symlink():
+                subtrees.append(path)
+        for path in parallel_walk(subtrees, names):
+            take(path)
+    return _drop_gemini_ignored(found, gemini_ignores)
+
+
+def _drop_gemini_ignored(found: list[Path], gemini_ignores: list[Path]) -> list[Path]:
+    """FOUND without what the GEMINI_IGNORES exclude (each applies to its own directory's tree)."""
     if not gemini_ignores:
         return found
-    specs: dict[Path, list[pathspec.GitIgnoreSpec]] = {}
+    specs: dict[str, list[pathspec.GitIgnoreSpec]] = {}
     for p in gemini_ignores:
         if spec := _spec(p):
-            specs.setdefault(p.parent, []).append(spec)
+            specs.setdefault(os.path.dirname(str(p)), []).append(spec)
+    if not specs:
+        return found
+    memo: dict[tuple[int, str], bool] = {}  # (spec, directory relative to it) -> excluded
+
+    def excluded(spec: pathspec.GitIgnoreSpec, rel: str) -> bool:
+        # Git semantics: excluded when any parent directory is, or the path itself matches.
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            key = (id(spec), "/".join(parts[:i]))
+            hit = memo.get(key)
+            if hit is None:
+                hit = memo[key] = bool(spec.check_file(key[1] + "/").include)
+            if hit:
+                return True
+        return bool(spec.check_file(rel).include)
+
     # Only the .geminiignore files of a path's own ancestors can exclude it.
-    return [p for p in found
-            if not any(_excluded(spec, p.relative_to(base).parts, False)
-                       for base in p.parents if base in specs for spec in specs[base])]
+    kept: list[Path] = []
+    for p in found:
+        s = str(p)
+        d = os.path.dirname(s)
+        drop = False
+        while not drop:
+            if d in specs:
+                rel = s[len(d):].lstrip(os.sep).replace(os.sep, "/")
+                drop = any(excluded(spec, rel) for spec in specs[d])
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        if not drop:
+            kept.append(p)
+    return kept
+
+
+# Parallel walking ---------------------------------------------------------------------------------
+#
+# rignore walks on one thread and holds the interpreter lock while it does, so threads cannot
+# share a walk. Big trees are split instead: the subtrees two levels down are walked one by one
+# here until SERIAL_SECONDS have passed, and if enough remain, by HELPERS processes that each
+# take the next subtree as soon as they are done with one (with MANY_SUBTREES or more, the
+# helpers start at once) (the ignore crate reads the ignore
+# files of a subtree's parents, so every subtree is walked exactly as within the whole walk).
+# Small trees never start a process. Anything going wrong with a helper (it cannot start, dies,
+# fails on a subtree) sends its subtrees back to be walked here.
+
+SPLIT_DEPTH = 2
+SERIAL_SECONDS = 0.04
+MIN_PARALLEL_SUBTREES = 4
+MANY_SUBTREES = 48
+HELPER_TIMEOUT_SECONDS = 120.0  # with no answer from any busy helper for this long, walk here
+
+# A helper reads NUL-terminated subtree paths on stdin; for each it writes the NUL-terminated
+# paths it finds, then an empty record (or "\x01" and the error, then the empty record).
+_HELPER = r"""
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import rignore
+names = set(json.loads(sys.argv[2]))
+overrides = json.loads(sys.argv[3])
+out = sys.stdout.buffer
+pending = b""
+while True:
+    chunk = os.read(0, 65536)
+    if not chunk:
+        break
+    pending += chunk
+    *tasks, pending = pending.split(b"\0")
+    for task in tasks:
+        try:
+            for p in rignore.walk(os.fsdecode(task), ignore_hidden=False, overrides=overrides, follow_links=False):
+                if os.path.basename(str(p)) in names:
+                    out.write(os.fsencode(str(p)) + b"\0")
+        except Exception as err:
+            out.write(b"\x01" + str(err).encode("utf-8", "replace").replace(b"\0", b" ") + b"\0")
+        out.write(b"\0")
+        out.flush()
+"""
+
+
+def helper_count() -> int:
+    return min(2, os.cpu_count() or 1)
+
+
+def parallel_walk(subtrees: list[Path], names: frozenset[str]) -> list[Path]:
+    """Every memory file and .geminiignore file in SUBTREES (each walked with rignore)."""
+    import time
+
+    import rignore
+
+    overrides = _overrides(names)
+    wanted = names | {GEMINI_IGNORE}
+    found: list[Path] = []
+    queue = list(reversed(subtrees))  # popped from the end: in order
+
+    def walk_here(subtree: Path) -> None:
+        for raw in rignore.walk(subtree, ignore_hidden=False, overrides=overrides, follow_links=False):
+            path = raw if isinstance(raw, Path) else Path(str(raw))
+            if path.name in wanted:
+                found.append(path)
+
+    started = time.perf_counter()
+
+    def go_parallel() -> bool:
+        # Many subtrees: a big tree, surely; otherwise see how long the first ones take.
+        if helper_count() < 2 or len(queue) < MIN_PARALLEL_SUBTREES:
+            return False
+        return len(queue) >= MANY_SUBTREES or time.perf_counter() - started >= SERIAL_SECONDS
+
+    while queue and not go_parallel():
+        walk_here(queue.pop())
+    if queue:
+        rignore_dir = os.path.dirname(os.path.dirname(os.path.abspath(rignore.__file__)))
+        helped, left = _walk_in_helpers(queue, wanted, overrides, rignore_dir)
+        found.extend(helped)
+        for subtree in left:
+            walk_here(subtree)
+    return found
+
+
+class _Helper:
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+        self.buffer = b""
+        self.current: Path | None = None
+        self.records: list[Path] = []
+        self.failed = False
+
+
+def _walk_in_helpers(queue: list[Path], wanted: frozenset[str], overrides: list[str],
+                     rignore_dir: str) -> tuple[list[Path], list[Path]]:
+    """Walk the subtrees of QUEUE (taken from the end) in helper processes: what they found, and
+    the subtrees left for the caller to walk (all of them when no helper could start)."""
+    import json
+    import selectors
+    import sys
+
+    found: list[Path] = []
+    left: list[Path] = []
+    helpers: list[_Helper] = []
+    selector = selectors.DefaultSelector()
+
+    def assign(h: _Helper) -> None:
+        h.current = queue.pop() if queue else None
+        try:
+            if h.current is None:
+                h.proc.stdin.close()
+            else:
+                h.proc.stdin.write(os.fsencode(str(h.current)) + b"\0")
+                h.proc.stdin.flush()
+        except OSError:  # the helper is gone; its subtree is walked by the caller
+            if h.current is not None:
+                left.append(h.current)
+                h.current = None
+
+    try:
+        if sys.executable:
+            for _ in range(helper_count()):
+                try:
+                    proc = subprocess.Popen(
+                        [sys.executable, "-I", "-S", "-c", _HELPER, rignore_dir,
+                         json.dumps(sorted(wanted)), json.dumps(overrides)],
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                except OSError:
+                    break
+                helpers.append(_Helper(proc))
+        for h in helpers:
+            selector.register(h.proc.stdout, selectors.EVENT_READ, h)
+            assign(h)
+        while any(h.current is not None for h in helpers):
+            events = selector.select(timeout=HELPER_TIMEOUT_SECONDS)
+            if not events:
+                break
+            for key, _ in events:
+                h = key.data
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:  # the helper ended (crashed?): its subtree is walked by the caller
+                    selector.unregister(key.fileobj)
+                    if h.current is not None:
+                        left.append(h.current)
+                        h.current = None
+                    continue
+                *records, h.buffer = (h.buffer + chunk).split(b"\0")
+                for record in records:
+                    if record:
+                        if record[:1] == b"\x01":
+                            h.failed = True
+                        else:
+                            h.records.append(Path(os.fsdecode(record)))
+                        continue
+                    if h.current is not None:  # the end of a subtree
+                        if h.failed:
+                            left.append(h.current)
+                        else:
+                            found.extend(h.records)
+                    h.records, h.failed = [], False
+                    assign(h)
+    finally:
+        left.extend(h.current for h in helpers if h.current is not None)
+        left.extend(reversed(queue))
+        queue.clear()
+        selector.close()
+        for h in helpers:
+            for stream in (h.proc.stdin, h.proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+            if h.proc.poll() is None:
+                h.proc.kill()
+            h.proc.wait()
+    return found, left
 
 
 def rignore_available() -> bool:
@@ -127,11 +380,13 @@ def rignore_available() -> bool:
     return True
 
 
-def find_memory_files(root: Path, filenames: Iterable[str], engine: str = "auto") -> list[Path]:
-    """Every file named like a memory file under ROOT (ignored paths pruned), sorted."""
+def find_memory_files(root: Path, filenames: Iterable[str], engine: str = "auto", parallel: bool = True) -> list[Path]:
+    """Every file named like a memory file under ROOT (ignored paths pruned), sorted.
+    ENGINE: "rignore", "python" or "auto" (rignore when installed). PARALLEL: whether rignore
+    may hand big subtrees to helper processes."""
     names = frozenset(filenames)
     if not os.path.isdir(root):
         return []
     use_rignore = engine == "rignore" or (engine == "auto" and rignore_available())
-    found = _walk_rignore(root, names) if use_rignore else _walk_python(root, names)
-    return sorted(found)
+    found = _walk_rignore(root, names, parallel) if use_rignore else _walk_python(root, names)
+    return sorted(set(found))  # a directory named like a memory file can be seen twice at a split

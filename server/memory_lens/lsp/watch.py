@@ -237,7 +237,8 @@ def _new_or_gone(ls: MemoryLensServer, folders: list[Path]) -> set[Path]:
 
     found: set[Path] = set()
     for folder in folders:
-        found.update(find_memory_files(folder, ls.settings.filenames))
+        # One process: a background check may take its time, and should cost one core at most.
+        found.update(find_memory_files(folder, ls.settings.filenames, parallel=False))
     known = {p for p in ls.store.known() if any(p.is_relative_to(f) for f in folders)}
     return found ^ known
 

@@ -1,0 +1,122 @@
+"""The workspace walk (`core/scan.py`): both engines, and rignore's parallel split, find exactly
+the memory files an agent's discovery would, on a tree with every kind of ignore rule."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from memory_lens.core import scan
+from memory_lens.core.scan import find_memory_files
+
+NAMES = ["GEMINI.md"]
+
+
+def write(path: Path, text: str = "- x\n") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> tuple[Path, set[Path]]:
+    """A repository with memory files that count, and others that every rule must drop."""
+    root = tmp_path / "repo"
+    (root / ".git" / "info").mkdir(parents=True)
+    write(root / ".git" / "info" / "exclude", "scratch/\n")
+    write(root / ".git" / "GEMINI.md")  # inside .git: never
+    write(root / ".gitignore", "build/\nnode_modules/\n*.tmp\n")
+    write(root / ".geminiignore", "drafts/\n")
+    expected = {write(root / "GEMINI.md")}
+    for top in ("api", "web", "lib", "docs", "tools"):
+        for sub in range(6):
+            d = root / top / f"mod{sub}"
+            expected.add(write(d / "GEMINI.md"))
+            expected.add(write(d / "deep" / "er" / "GEMINI.md"))
+            write(d / "node_modules" / "pkg" / "GEMINI.md")  # .gitignore'd at any depth
+            write(d / "drafts" / "GEMINI.md")  # the root .geminiignore
+            write(d / "file.tmp" / "GEMINI.md")  # an ignored directory name
+    write(root / "api" / "mod1" / ".gitignore", "generated/\n")
+    write(root / "api" / "mod1" / "generated" / "GEMINI.md")
+    expected.add(write(root / "api" / "mod2" / "generated" / "GEMINI.md"))  # only mod1 ignores it
+    write(root / "web" / "mod3" / ".geminiignore", "private/\n")
+    write(root / "web" / "mod3" / "private" / "x" / "GEMINI.md")
+    expected.add(write(root / "web" / "mod4" / "private" / "GEMINI.md"))
+    write(root / "build" / "GEMINI.md")
+    write(root / "scratch" / "GEMINI.md")
+    write(root / "lib" / "scratch" / "GEMINI.md")  # info/exclude's `scratch/` matches at any depth
+    (root / "docs" / "mod5" / "GEMINI.md").unlink()
+    (root / "docs" / "mod5" / "GEMINI.md").mkdir()  # a directory so named: reported (unusable)
+    expected.add(root / "docs" / "mod5" / "GEMINI.md")
+    (root / "lib" / "GEMINI.md").mkdir()  # the same, right at the split depth
+    expected.add(root / "lib" / "GEMINI.md")
+    os.symlink(root / "api", root / "tools" / "link")  # not followed
+    return root, expected
+
+
+@pytest.fixture
+def always_parallel(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan, "MANY_SUBTREES", 1)
+    monkeypatch.setattr(scan, "helper_count", lambda: 2)
+
+
+def test_python_engine(tree: tuple[Path, set[Path]]) -> None:
+    root, expected = tree
+    assert set(find_memory_files(root, NAMES, engine="python")) == expected
+
+
+def test_rignore_in_one_walk(tree: tuple[Path, set[Path]]) -> None:
+    pytest.importorskip("rignore")
+    root, expected = tree
+    assert find_memory_files(root, NAMES, engine="rignore", parallel=False) == sorted(expected)
+
+
+def test_rignore_split_over_helper_processes(tree: tuple[Path, set[Path]], always_parallel: None,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("rignore")
+    root, expected = tree
+    spawned: list[list[str]] = []
+    real_popen = scan.subprocess.Popen
+
+    def popen(args: list[str], **kwargs):
+        spawned.append(args)
+        return real_popen(args, **kwargs)
+
+    monkeypatch.setattr(scan.subprocess, "Popen", popen)
+    assert find_memory_files(root, NAMES, engine="rignore") == sorted(expected)
+    assert len(spawned) == 2  # the helpers did start
+
+
+def test_small_trees_start_no_helper(tree: tuple[Path, set[Path]], monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("rignore")
+    root, expected = tree
+
+    def popen(*args, **kwargs):
+        raise AssertionError("a helper process was started for a small tree")
+
+    monkeypatch.setattr(scan.subprocess, "Popen", popen)
+    monkeypatch.setattr(scan, "SERIAL_SECONDS", 60.0)  # however slow the machine running the test
+    assert find_memory_files(root, NAMES, engine="rignore") == sorted(expected)
+
+
+def test_helpers_that_cannot_start(tree: tuple[Path, set[Path]], always_parallel: None,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("rignore")
+    root, expected = tree
+    monkeypatch.setattr(sys, "executable", str(root / "no-such-python"))
+    assert find_memory_files(root, NAMES, engine="rignore") == sorted(expected)
+
+
+@pytest.mark.parametrize("helper", [
+    "import os; os.read(0, 1); os._exit(3)",  # dies on its first subtree
+    "import os, sys; os.read(0, 4096); sys.stdout.buffer.write(b'\\x01boom\\0\\0'); sys.stdout.flush()",  # fails one
+])
+def test_helpers_that_fail_leave_their_subtrees_to_the_caller(tree: tuple[Path, set[Path]], always_parallel: None,
+                                                             monkeypatch: pytest.MonkeyPatch, helper: str) -> None:
+    pytest.importorskip("rignore")
+    root, expected = tree
+    monkeypatch.setattr(scan, "_HELPER", helper)
+    assert find_memory_files(root, NAMES, engine="rignore") == sorted(expected)
