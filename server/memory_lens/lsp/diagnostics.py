@@ -42,6 +42,12 @@ def related_information(uri: str, line: int, message: str) -> types.DiagnosticRe
         location=types.Location(uri=uri, range=types.Range(start=at, end=at)), message=message)
 
 
+@functools.lru_cache(maxsize=4096)
+def _uri(path: Path) -> str:
+    """The URI of a file that findings point at (the same few general files, thousands of times)."""
+    return path_to_uri(path)
+
+
 def to_diagnostic(f: Finding, lines: list[str], encoding: Any) -> types.Diagnostic:
     """One finding as an LSP diagnostic over the entry's lines (line 0 for file-wide findings)."""
     start = f.line - 1
@@ -49,7 +55,7 @@ def to_diagnostic(f: Finding, lines: list[str], encoding: Any) -> types.Diagnost
     rng = lines_range(lines, start, end, encoding) if lines else types.Range(
         start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
     message = "first occurrence" if f.code == DUPLICATE else "the more general copy"
-    related = [related_information(path_to_uri(loc.path), max(loc.line - 1, 0), message) for loc in f.related]
+    related = [related_information(_uri(loc.path), max(loc.line - 1, 0), message) for loc in f.related]
     return types.Diagnostic(
         range=rng,
         message=f.message,
