@@ -8,7 +8,8 @@
 - effective: `memory/effective` round trips over the real LSP stdio for random files, first
   use and warm (p50/p99), plus the same lookups in-process
 - change: a GEMINI.md written on disk until its republished diagnostics and `memory/didChange`
-  (the server's own poll; and with client file events)
+  (the server's own watch: system notifications; with client file events; and, in a second
+  server, its poller alone, MEMORY_LENS_WATCHER=poll)
 - check: diagnostics of every memory file (full) and after one file changes (incremental);
   typing in an open memory file; a full refresh
 - rss_mb: the server's peak resident memory after indexing; initialize_ms: start to the

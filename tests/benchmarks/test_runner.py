@@ -14,7 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 KEYS = ["scan.memory_lens_ms", "scan.rg_ms", "scan.ratio_vs_rg", "scan.found", "scan.expected",
         "effective.p50_ms", "effective.p99_ms", "change.p50_ms", "check.full_ms", "check.incremental_ms",
-        "rss_mb", "initialize_ms", "peer"]
+        "change.poll_only.p50_ms", "rss_mb", "initialize_ms", "peer"]
 
 
 def lookup(results: dict, dotted: str):

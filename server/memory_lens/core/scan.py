@@ -239,7 +239,9 @@ while True:
 
 
 def helper_count() -> int:
-    return min(2, os.cpu_count() or 1)
+    """How many helper processes to use: two on a machine with two cores or more; none on
+    Windows, where pipes cannot be waited on with `selectors`."""
+    return 1 if os.name == "nt" else min(2, os.cpu_count() or 1)
 
 
 def parallel_walk(subtrees: list[Path], names: frozenset[str]) -> list[Path]:
