@@ -136,19 +136,11 @@ def check_entries(own: FileEntries, general: Sequence[FileEntries]) -> list[Find
         for key in mine & other.first_line.keys():
             if key not in seen_in:
                 seen_in[key] = (other, other.first_line[key])
-    redundant: list[tuple[int, Finding]] = []
-    for key, (other, line) in seen_in.items():
-        start = own.first_line[key]
-        redundant.append((start, Finding(
-            own.path, start + 1, 1, REDUNDANT,
-            f"redundant entry: already in {other.path}:{line + 1}, which loads before this file",
-            own.end_of(start) + 1, (Location(other.path, line + 1),))))
-    if not redundant:
-        return list(own.duplicates)
-    redundant.sort(key=lambda pair: pair[0])
-    if not own.duplicates:
-        return [f for _, f in redundant]
-    return [f for _, f in sorted([*redundant, *((f.line - 1, f) for f in own.duplicates)], key=lambda p: p[0])]
+    redundant = [Finding(own.path, (start := own.first_line[key]) + 1, 1, REDUNDANT,
+                         f"redundant entry: already in {other.path}:{line + 1}, which loads before this file",
+                         own.end_of(start) + 1, (Location(other.path, line + 1),))
+                 for key, (other, line) in seen_in.items()]
+    return sorted([*own.duplicates, *redundant], key=lambda f: f.line)
 
 
 def merged_size(contents: Iterable[str]) -> tuple[int, int]:

@@ -51,10 +51,19 @@ def _spec(path: Path) -> pathspec.GitIgnoreSpec | None:
     return spec if spec.patterns else None
 
 
-def _excluded(spec: pathspec.GitIgnoreSpec, rel_parts: Sequence[str], is_dir: bool) -> bool:
-    """Git semantics: a path is excluded when any parent directory is, or it matches itself."""
+def _excluded(spec: pathspec.GitIgnoreSpec, rel_parts: Sequence[str], is_dir: bool,
+              memo: dict[tuple[int, str], bool] | None = None) -> bool:
+    """Git semantics: a path is excluded when any parent directory is, or it matches itself.
+    MEMO keeps the verdicts on directories across calls (many paths share parents)."""
     for i in range(1, len(rel_parts)):
-        if spec.check_file("/".join(rel_parts[:i]) + "/").include:
+        rel_dir = "/".join(rel_parts[:i]) + "/"
+        key = (id(spec), rel_dir)
+        hit = memo.get(key) if memo is not None else None
+        if hit is None:
+            hit = bool(spec.check_file(rel_dir).include)
+            if memo is not None:
+                memo[key] = hit
+        if hit:
             return True
     rel = "/".join(rel_parts) + ("/" if is_dir else "")
     return bool(spec.check_file(rel).include)
@@ -115,18 +124,22 @@ def _overrides(names: frozenset[str]) -> list[str]:
     return sorted(names) + [GEMINI_IGNORE, "!.git/"]
 
 
+def _rignore_walk(root: Path, names: frozenset[str], **options: object) -> Iterable[Path]:
+    """What rignore yields under ROOT (memory files, .geminiignore files, directories), as Paths."""
+    import rignore
+
+    for raw in rignore.walk(root, ignore_hidden=False, overrides=_overrides(names), follow_links=False, **options):
+        yield raw if isinstance(raw, Path) else Path(str(raw))
+
+
 def _walk_rignore(root: Path, names: frozenset[str], parallel: bool = True) -> list[Path]:
     """Walk ROOT with rignore. A big tree is split into subtrees (the directories two levels
     down) walked by helper processes in parallel (see `parallel_walk`); a small one, or one
     where helpers cannot start, is walked here."""
-    import rignore
-
-    overrides = _overrides(names)
     found: list[Path] = []
     gemini_ignores: list[Path] = []
 
-    def take(raw: object) -> None:
-        path = raw if isinstance(raw, Path) else Path(str(raw))
+    def take(path: Path) -> None:
         if path.name == GEMINI_IGNORE:
             if not gemini_ignores and parallel:
                 _prefetch_pathspec()
@@ -135,13 +148,11 @@ def _walk_rignore(root: Path, names: frozenset[str], parallel: bool = True) -> l
             found.append(path)
 
     if not parallel:
-        for raw in rignore.walk(root, ignore_hidden=False, overrides=overrides, follow_links=False):
-            take(raw)
+        for path in _rignore_walk(root, names):
+            take(path)
     else:
         subtrees: list[Path] = []
-        for raw in rignore.walk(root, ignore_hidden=False, overrides=overrides, follow_links=False,
-                                max_depth=SPLIT_DEPTH):
-            path = raw if isinstance(raw, Path) else Path(str(raw))
+        for path in _rignore_walk(root, names, max_depth=SPLIT_DEPTH):
             take(path)
             if len(path.parts) - len(root.parts) == SPLIT_DEPTH and path.is_dir() and not path.is_symlink():
                 subtrees.append(path)
@@ -162,18 +173,6 @@ def _drop_gemini_ignored(found: list[Path], gemini_ignores: list[Path]) -> list[
         return found
     memo: dict[tuple[int, str], bool] = {}  # (spec, directory relative to it) -> excluded
 
-    def excluded(spec: pathspec.GitIgnoreSpec, rel: str) -> bool:
-        # Git semantics: excluded when any parent directory is, or the path itself matches.
-        parts = rel.split("/")
-        for i in range(1, len(parts)):
-            key = (id(spec), "/".join(parts[:i]))
-            hit = memo.get(key)
-            if hit is None:
-                hit = memo[key] = bool(spec.check_file(key[1] + "/").include)
-            if hit:
-                return True
-        return bool(spec.check_file(rel).include)
-
     # Only the .geminiignore files of a path's own ancestors can exclude it.
     kept: list[Path] = []
     for p in found:
@@ -182,8 +181,8 @@ def _drop_gemini_ignored(found: list[Path], gemini_ignores: list[Path]) -> list[
         drop = False
         while not drop:
             if d in specs:
-                rel = s[len(d):].lstrip(os.sep).replace(os.sep, "/")
-                drop = any(excluded(spec, rel) for spec in specs[d])
+                rel_parts = s[len(d):].lstrip(os.sep).split(os.sep)
+                drop = any(_excluded(spec, rel_parts, False, memo) for spec in specs[d])
             parent = os.path.dirname(d)
             if parent == d:
                 break
@@ -196,13 +195,13 @@ def _drop_gemini_ignored(found: list[Path], gemini_ignores: list[Path]) -> list[
 # Parallel walking ---------------------------------------------------------------------------------
 #
 # rignore walks on one thread and holds the interpreter lock while it does, so threads cannot
-# share a walk. Big trees are split instead: the subtrees two levels down are walked one by one
-# here until SERIAL_SECONDS have passed, and if enough remain, by HELPERS processes that each
-# take the next subtree as soon as they are done with one (with MANY_SUBTREES or more, the
-# helpers start at once) (the ignore crate reads the ignore
-# files of a subtree's parents, so every subtree is walked exactly as within the whole walk).
-# Small trees never start a process. Anything going wrong with a helper (it cannot start, dies,
-# fails on a subtree) sends its subtrees back to be walked here.
+# share a walk. Big trees are split instead, into the subtrees SPLIT_DEPTH levels down. With
+# MANY_SUBTREES or more, helper processes (`helper_count()`) walk them at once, each taking the
+# next subtree as soon as it is done with one; with fewer, they are walked here until
+# SERIAL_SECONDS have passed, and the helpers take what is left. The ignore crate reads the
+# ignore files of a subtree's parents, so every subtree is walked exactly as within the whole
+# walk. Small trees never start a process. Anything going wrong with a helper (it cannot start,
+# dies, fails on a subtree) sends its subtrees back to be walked here.
 
 SPLIT_DEPTH = 2
 SERIAL_SECONDS = 0.04
@@ -248,18 +247,12 @@ def parallel_walk(subtrees: list[Path], names: frozenset[str]) -> list[Path]:
     """Every memory file and .geminiignore file in SUBTREES (each walked with rignore)."""
     import time
 
-    import rignore
-
-    overrides = _overrides(names)
     wanted = names | {GEMINI_IGNORE}
     found: list[Path] = []
     queue = list(reversed(subtrees))  # popped from the end: in order
 
     def walk_here(subtree: Path) -> None:
-        for raw in rignore.walk(subtree, ignore_hidden=False, overrides=overrides, follow_links=False):
-            path = raw if isinstance(raw, Path) else Path(str(raw))
-            if path.name in wanted:
-                found.append(path)
+        found.extend(p for p in _rignore_walk(subtree, names) if p.name in wanted)
 
     started = time.perf_counter()
 
@@ -272,8 +265,10 @@ def parallel_walk(subtrees: list[Path], names: frozenset[str]) -> list[Path]:
     while queue and not go_parallel():
         walk_here(queue.pop())
     if queue:
+        import rignore
+
         rignore_dir = os.path.dirname(os.path.dirname(os.path.abspath(rignore.__file__)))
-        helped, left = _walk_in_helpers(queue, wanted, overrides, rignore_dir)
+        helped, left = _walk_in_helpers(queue, wanted, _overrides(names), rignore_dir)
         found.extend(helped)
         for subtree in left:
             walk_here(subtree)
