@@ -41,6 +41,13 @@ def wait_active(watcher: NativeWatcher) -> None:
         time.sleep(0.01)
 
 
+def wait_retired(watcher: NativeWatcher) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while watcher.retiring:
+        assert time.monotonic() < deadline, "the earlier watch never ended"
+        time.sleep(0.01)
+
+
 @pytest.fixture
 def watcher(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv(notify.WATCHER_ENV, raising=False)
@@ -83,10 +90,43 @@ def test_a_new_set_of_directories_replaces_the_old(watcher: NativeWatcher, tmp_p
     wait_active(watcher)
     watcher.watch([second, tmp_path / "missing"], NAMES)  # a missing directory is left out
     wait_active(watcher)
+    wait_retired(watcher)
     (first / "GEMINI.md").write_text("- old\n")
     (second / "GEMINI.md").write_text("- new\n")
     assert watcher.recorder.next() == {second / "GEMINI.md"}
     assert watcher.recorder.quiet()
+
+
+def test_no_change_is_lost_while_the_watch_is_pointed_anew(watcher: NativeWatcher, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file written while the watch is pointed at a new set of directories (a document was
+    opened, say) is reported, by the earlier watch or the new one: there is no gap between the
+    two. Setting up a watch is made slow here (0.3 s, as on a busy machine with many
+    directories) so that writes land while the new watch is not yet in place."""
+    from watchfiles import _rust_notify
+
+    real = _rust_notify.RustNotify
+
+    def slow_rust_notify(*args: object) -> object:
+        time.sleep(0.3)
+        return real(*args)
+
+    monkeypatch.setattr(_rust_notify, "RustNotify", slow_rust_notify)
+    memory = tmp_path / "GEMINI.md"
+    watcher.watch([tmp_path], NAMES)
+    wait_active(watcher)
+    for round in range(3):
+        other = tmp_path / f"dir{round}"
+        other.mkdir()
+        watcher.watch([tmp_path, other], NAMES)  # a new set: the watch is pointed anew
+        memory.write_text(f"- round {round}\n")  # before the new watch is in place
+        assert not watcher.active
+        while memory not in watcher.recorder.next():
+            pass  # recorder.next raises queue.Empty when nothing comes within TIMEOUT
+        wait_active(watcher)
+        wait_retired(watcher)
+        while not watcher.recorder.events.empty():  # the write may have been seen twice
+            watcher.recorder.events.get_nowait()
 
 
 def test_closed_watcher_reports_nothing(watcher: NativeWatcher, tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ log = logging.getLogger("memory_lens.lsp")
 WATCHER_ENV = "MEMORY_LENS_WATCHER"  # "auto" (default): OS notifications when available; "poll"
 STEP_MS = 20  # how often the watch thread looks for events (it sleeps without the GIL in between)
 DEBOUNCE_MS = 100  # the longest a burst of events is held back before being reported
+RETIRE_MS = 250  # how often an idle watch looks whether a newer one has replaced it
 
 
 def native_wanted() -> bool:
@@ -33,14 +34,17 @@ def native_wanted() -> bool:
 
 class NativeWatcher:
     """Watches a set of directories (not recursively) in a background thread and calls
-    ON_CHANGE with the changed paths whose name is in NAMES, from that thread."""
+    ON_CHANGE with the changed paths whose name is in NAMES, from that thread.
+
+    Pointing it at a new set never leaves a gap: the earlier watch goes on until the new one is
+    in place, then retires, reporting what it has already caught before it ends."""
 
     def __init__(self, on_change: Callable[[set[Path]], None]) -> None:
         self._on_change = on_change
         self._names: frozenset[str] = frozenset()
         self._dirs: frozenset[str] = frozenset()
-        self._stop: threading.Event | None = None
-        self._thread: threading.Thread | None = None
+        self._current: _Watch | None = None
+        self._earlier: list[_Watch] = []  # still running until a newer watch is in place
         self._lock = threading.Lock()
         self.failed: str | None = None if native_wanted() else f"{WATCHER_ENV}=poll"
         self._generation = 0
@@ -51,6 +55,12 @@ class NativeWatcher:
         """Whether notifications currently flow for the last set of directories asked for."""
         return self.failed is None and self._active_generation == self._generation
 
+    @property
+    def retiring(self) -> bool:
+        """Whether an earlier watch is still running (it may still report a change it caught)."""
+        with self._lock:
+            return any(w.thread.is_alive() for w in self._earlier)
+
     def watch(self, dirs: Iterable[Path], names: Iterable[str]) -> None:
         """Watch exactly DIRS (those that exist) from now on, for paths named NAMES."""
         if self.failed is not None:
@@ -58,30 +68,38 @@ class NativeWatcher:
         wanted = frozenset(s for d in dirs if os.path.isdir(s := os.fspath(d)))
         self._names = frozenset(names)
         with self._lock:
-            if wanted == self._dirs and self._thread is not None and self._thread.is_alive():
+            current = self._current
+            if wanted == self._dirs and current is not None and current.thread.is_alive():
                 return
-            self._stop_locked()
             self._dirs = wanted
             self._generation += 1
+            self._earlier = [w for w in self._earlier if w.thread.is_alive()]
+            if current is not None:
+                self._earlier.append(current)
+            self._current = None
             if not wanted:
+                self._stop_all_locked()
                 return
-            self._stop = threading.Event()
-            self._thread = threading.Thread(target=self._run, args=(sorted(wanted), self._stop, self._generation),
+            watch = _Watch(self._generation)
+            watch.thread = threading.Thread(target=self._run, args=(sorted(wanted), watch, tuple(self._earlier)),
                                             name="memory-lens-notify", daemon=True)
-            self._thread.start()
+            self._current = watch
+            watch.thread.start()
 
     def close(self) -> None:
+        """Stop every watch at once; nothing is reported after this."""
         with self._lock:
-            self._stop_locked()
+            self._stop_all_locked()
             self._dirs = frozenset()
             self._generation += 1
 
-    def _stop_locked(self) -> None:
-        if self._stop is not None:
-            self._stop.set()
-        self._stop = self._thread = None
+    def _stop_all_locked(self) -> None:
+        for w in (*self._earlier, *([self._current] if self._current else [])):
+            w.stop.set()
+        self._earlier = []
+        self._current = None
 
-    def _run(self, dirs: list[str], stop: threading.Event, generation: int) -> None:
+    def _run(self, dirs: list[str], watch: _Watch, earlier: tuple[_Watch, ...]) -> None:
         try:
             from watchfiles._rust_notify import RustNotify  # watchfiles' documented low-level API
         except ImportError:
@@ -91,30 +109,45 @@ class NativeWatcher:
             notify = RustNotify(dirs, False, False, 0, False, True)  # the watches are in place on return
         except FileNotFoundError:  # a directory went away meanwhile: the next set will do
             log.debug("memory-lens: a watched directory disappeared; the poller covers it")
-            return
+            return  # the earlier watches go on meanwhile
         except Exception as err:  # no inotify, the system's watch limit reached, ...
             self._fail(f"{type(err).__name__}: {err}")
             return
+        for w in earlier:
+            w.retire.set()
         with notify:
-            if generation == self._generation:
-                self._active_generation = generation
+            if watch.generation == self._generation:
+                self._active_generation = watch.generation
             log.debug("memory-lens: system notifications on for %d directories: %s", len(dirs), dirs)
             try:
-                while not stop.is_set():
-                    changes = notify.watch(DEBOUNCE_MS, STEP_MS, 0, stop)
+                while not watch.stop.is_set() and not watch.retire.is_set():
+                    changes = notify.watch(DEBOUNCE_MS, STEP_MS, RETIRE_MS, watch.stop)
                     if not isinstance(changes, set):
                         continue  # "stop" ends the loop; "signal" and "timeout" do not concern us
                     names = self._names
                     paths = {Path(p) for _, p in changes if os.path.basename(p) in names}
-                    if paths and not stop.is_set():
+                    if paths and not watch.stop.is_set():
                         self._on_change(paths)
             except Exception as err:
-                if not stop.is_set():
+                if not watch.stop.is_set():
                     self._fail(f"{type(err).__name__}: {err}")
             finally:
-                if self._active_generation == generation:
+                if self._active_generation == watch.generation:
                     self._active_generation = -1
 
     def _fail(self, reason: str) -> None:
         self.failed = reason
+        with self._lock:
+            self._stop_all_locked()
         log.info("memory-lens: no file notifications from the system (%s); polling instead", reason)
+
+
+class _Watch:
+    """One watch of NativeWatcher: its thread, and the events that end it (`stop`: at once;
+    `retire`: once the change it is waiting on, if any, is reported)."""
+
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self.stop = threading.Event()
+        self.retire = threading.Event()
+        self.thread: threading.Thread = threading.Thread()
