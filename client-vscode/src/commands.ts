@@ -159,27 +159,13 @@ export class MemoryCommands {
       return;
     }
     await this.run(`Move to ${scopeName(scope)}`, async () => {
-      const result = entry.scope === 'global' && scope === 'project'
-        ? await this.moveGlobalToProject(entry)
-        : await this.server.command<SaveResult>(CMD_MOVE, { uri: entry.uri, line: entry.line, scope } satisfies MoveArgs);
+      // The destination project is that of the file being viewed (a global entry has none of its own).
+      const args: MoveArgs = { uri: entry.uri, line: entry.line, scope, contextUri: this.model.targetUri?.toString() };
+      const result = await this.server.command<SaveResult>(CMD_MOVE, args);
       const where = `${displayPath(result.path, this.model.snapshot?.memory?.projectRoot, os.homedir())}:${result.line}`;
       void vscode.window.showInformationMessage(`Memory Lens: moved "${entryLabel(result.text)}" to ${scopeName(scope)} (${where}).`);
     });
     this.model.scheduleRefresh(0);
-  }
-
-  /**
-   * `memoryLens.server.move` finds the destination project from the entry's own file, which for a
-   * global entry is the global directory. Moving into the project of the file being viewed takes
-   * the same two steps the server's move takes: save there, then remove the original.
-   */
-  private async moveGlobalToProject(entry: ListedEntry): Promise<SaveResult> {
-    const saved = await this.server.command<SaveResult>(CMD_SAVE,
-      { text: entry.text, scope: 'project', uri: this.model.targetUri?.toString() } satisfies SaveArgs);
-    if (saved.path !== entry.path) {
-      await this.server.command<RemoveResult>(CMD_REMOVE, { uri: entry.uri, line: entry.line });
-    }
-    return saved;
   }
 
   private async pickScope(text: string): Promise<Scope | undefined> {

@@ -20,9 +20,29 @@ export function formatFiles(count: number): string {
   return `${count} file${count === 1 ? '' : 's'}`;
 }
 
-/** "3 files · ~120 tokens": what the status bar and the panel header say. */
+/**
+ * "3 files · ~120 tokens": what the status bar and the panel header say. Files count as the
+ * server's code lens counts them, those that contribute text; unreadable ones are named apart.
+ */
 export function summary(memory: Pick<EffectiveMemory, 'sources' | 'tokens'>): string {
-  return `${formatFiles(memory.sources.length)} · ${formatTokens(memory.tokens)}`;
+  const loaded = memory.sources.filter((s) => s.readable && s.tokens > 0).length;
+  const unreadable = memory.sources.filter((s) => !s.readable).length;
+  return `${formatFiles(loaded)} · ${formatTokens(memory.tokens)}` + (unreadable ? ` · ${unreadable} unreadable` : '');
+}
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+
+const SERVER_LEVELS: Record<string, LogLevel> = {
+  DEBUG: 'debug', INFO: 'info', WARNING: 'warn', ERROR: 'error', CRITICAL: 'error',
+};
+
+/**
+ * A line the server wrote to stderr ("memory-lens: WARNING: message") as a level and a message
+ * for the log. Lines without that prefix (a traceback, Python's own errors) are errors.
+ */
+export function serverLogLine(line: string): { level: LogLevel; message: string } {
+  const m = /^memory-lens: (DEBUG|INFO|WARNING|ERROR|CRITICAL): (.*)$/s.exec(line);
+  return m ? { level: SERVER_LEVELS[m[1]], message: `[server] ${m[2]}` } : { level: 'error', message: `[server] ${line}` };
 }
 
 export function statusBarText(memory: Pick<EffectiveMemory, 'sources' | 'tokens'> | undefined): string {

@@ -111,6 +111,8 @@ export interface MoveArgs {
   uri: string;
   line: number;
   scope: Scope;
+  /** A document or folder of the destination project (default: the entry's own project). */
+  contextUri?: string;
 }
 
 export interface ListArgs {

@@ -68,15 +68,21 @@ export async function onActiveInterpreterChanged(listener: () => void): Promise<
   }
 }
 
-function runPython(python: readonly string[], code: string): Promise<boolean> {
+function runPython(python: readonly string[], code: string, cwd: string): Promise<boolean> {
   const [command, ...args] = python;
   return new Promise((resolve) => {
-    execFile(command, [...args, '-c', code], { timeout: PROBE_TIMEOUT_MS, windowsHide: true }, (err) => resolve(!err));
+    execFile(command, [...args, '-c', code], { cwd, timeout: PROBE_TIMEOUT_MS, windowsHide: true }, (err) => resolve(!err));
   });
 }
 
-export const pythonProbe: PythonProbe = {
-  hasMemoryLens: (python) => runPython(python,
-    'import sys\nif sys.version_info < (3, 10): sys.exit(1)\nimport memory_lens.lsp.server'),
-  isSupported: (python) => runPython(python, 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)'),
-};
+/**
+ * Asks interpreters from CWD: `python -c` imports from its working directory first, so the probe
+ * runs where the server will (the extension's directory, never an untrusted workspace).
+ */
+export function pythonProbe(cwd: string): PythonProbe {
+  return {
+    hasMemoryLens: (python) => runPython(python,
+      'import sys\nif sys.version_info < (3, 10): sys.exit(1)\nimport memory_lens.lsp.server', cwd),
+    isSupported: (python) => runPython(python, 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)', cwd),
+  };
+}

@@ -5,6 +5,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as readline from 'node:readline';
 import * as vscode from 'vscode';
 import {
   ExecuteCommandRequest,
@@ -20,9 +21,11 @@ import {
   CLIENT_COMMANDS, CMD_EFFECTIVE, DID_CHANGE_NOTIFICATION, type DidChangeParams, EFFECTIVE_REQUEST,
   EFFECTIVE_SCHEME, type EffectiveMemory, type EffectiveParams, SETTINGS_SECTION, type ServerSettings,
 } from './protocol';
+import { serverLogLine } from './labels';
 import { activeInterpreter, pythonExtensionInstalled, pythonProbe } from './python';
 import {
-  locateProgram, missingProgramMessage, parseCommandSetting, pathPythonsFor, quote, resolveServerCommand, SETTING_NAME,
+  locateProgram, missingProgramMessage, parseCommandSetting, pathPythonsFor, quote, resolveServerCommand, serverCwd,
+  SETTING_NAME,
 } from './serverCommand';
 
 const CLIENT_ID = 'memoryLens';
@@ -45,6 +48,10 @@ function isFile(file: string): boolean {
   } catch {
     return false;
   }
+}
+
+function forEachLine(input: NodeJS.ReadableStream, onLine: (line: string) => void): void {
+  readline.createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 }).on('line', onLine);
 }
 
 /** A server error as one line for the user. */
@@ -135,7 +142,7 @@ export class MemoryServer implements vscode.Disposable {
       pythonExtensionInstalled: pythonExtensionInstalled(),
       bundledLauncher: fs.existsSync(bundled) ? bundled : undefined,
       pathPythons: pathPythonsFor(process.platform),
-    }, pythonProbe);
+    }, pythonProbe(this.context.extensionPath));
     for (const step of resolution.tried) {
       this.log.info(`Server resolution: ${step}`);
     }
@@ -145,8 +152,9 @@ export class MemoryServer implements vscode.Disposable {
       return false;
     }
     const { command, args, source } = resolution.launch;
-    // A relative program path is resolved by the spawn against the workspace folder (its cwd).
-    const program = folder && /[\\/]/.test(command) && !path.isAbsolute(command) ? path.join(folder.fsPath, command) : command;
+    const cwd = serverCwd(source, folder?.fsPath, vscode.workspace.isTrusted, this.context.extensionPath);
+    // A relative program path names a file in the server's working directory.
+    const program = /[\\/]/.test(command) && !path.isAbsolute(command) ? path.join(cwd, command) : command;
     if (source === 'setting' && !locateProgram(program, process.env, process.platform, isFile)) {
       const message = missingProgramMessage(command);
       this.log.error(message);
@@ -155,10 +163,10 @@ export class MemoryServer implements vscode.Disposable {
     }
     this.log.info(`Starting the language server (${source}): ${quote([command, ...args])}`);
     const serverOptions: ServerOptions = {
-      command,
+      command: program,
       args,
       transport: TransportKind.stdio,
-      options: { cwd: folder?.fsPath, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
+      options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
     };
     const client = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, this.clientOptions());
     client.onNotification(DID_CHANGE_NOTIFICATION, (params: DidChangeParams | undefined) => {
@@ -193,6 +201,14 @@ export class MemoryServer implements vscode.Disposable {
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       outputChannel: this.log,
       traceOutputChannel: this.log,
+      // The server logs to stderr as "memory-lens: LEVEL: message": keep its level in the log.
+      stdioOptions: {
+        stdout: (input, channel) => forEachLine(input, (line) => channel.info(line)),
+        stderr: (input, channel) => forEachLine(input, (line) => {
+          const { level, message } = serverLogLine(line);
+          channel[level](message);
+        }),
+      },
       initializationOptions: { [SETTINGS_SECTION]: serverSettings() },
       synchronize: { configurationSection: SETTINGS_SECTION },
       middleware: codeLensMiddleware,

@@ -173,3 +173,13 @@ export function missingProgramMessage(program: string): string {
     'found. Fix the setting (an absolute path works best), or clear it to use the Python extension\'s ' +
     'interpreter or the server bundled with the extension.';
 }
+
+/**
+ * The server's working directory. `python -m memory_lens` looks in its working directory first,
+ * so a workspace holding a `memory_lens` folder would run that instead of the server: start it
+ * from the extension's own directory. Only a command the user set, in a trusted workspace, runs
+ * from the workspace folder (it may name paths relative to it).
+ */
+export function serverCwd(source: string, folder: string | undefined, trusted: boolean, extensionPath: string): string {
+  return source === 'setting' && folder && trusted ? folder : extensionPath;
+}

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  displayPath, effectiveTitle, entriesOf, entryLabel, formatTokens, savedMessage, sourceLabel, statusBarText,
-  statusBarTooltip, stripMemoryPrefix, summary, validateMemoryText,
+  displayPath, effectiveTitle, entriesOf, entryLabel, formatTokens, savedMessage, serverLogLine, sourceLabel,
+  statusBarText, statusBarTooltip, stripMemoryPrefix, summary, validateMemoryText,
 } from '../src/labels';
 import type { EffectiveMemory, ListedEntry, MemorySource } from '../src/protocol';
 
@@ -28,9 +28,11 @@ describe('token and file counts', () => {
     assert.equal(formatTokens(20_000), '~20k tokens');
   });
   it('summarises files and tokens for the status bar', () => {
-    assert.equal(summary(memory), '3 files · ~1234 tokens');
+    // Files count as the server's code lens counts them: those that contribute text.
+    assert.equal(summary(memory), '2 files · ~1234 tokens · 1 unreadable');
     assert.equal(summary({ sources: [memory.sources[0]], tokens: 5 }), '1 file · ~5 tokens');
-    assert.equal(statusBarText(memory), '$(book) 3 files · ~1234 tokens');
+    assert.equal(summary({ sources: [memory.sources[0], source({ tokens: 0, bytes: 2 })], tokens: 5 }), '1 file · ~5 tokens');
+    assert.equal(statusBarText(memory), '$(book) 2 files · ~1234 tokens · 1 unreadable');
     assert.equal(statusBarText(undefined), '$(book) Memory');
   });
   it('lists every source in the tooltip, unreadable ones with the reason', () => {
@@ -94,5 +96,19 @@ describe('the # quick memory', () => {
     assert.equal(savedMessage(saved, '/p'), 'Saved to project memory: GEMINI.md:4 (file created) — "Use pnpm"');
     assert.equal(savedMessage({ ...saved, added: false, created: false, scope: 'global', path: '/home/u/.gemini/GEMINI.md' }, '/p', '/home/u'),
       'Already in global memory (~/.gemini/GEMINI.md:4); nothing written.');
+  });
+});
+
+describe('server log lines', () => {
+  it("keeps the server's own level", () => {
+    assert.deepEqual(serverLogLine('memory-lens: INFO: polling instead'), { level: 'info', message: '[server] polling instead' });
+    assert.deepEqual(serverLogLine('memory-lens: DEBUG: scan done'), { level: 'debug', message: '[server] scan done' });
+    assert.deepEqual(serverLogLine('memory-lens: WARNING: x: y'), { level: 'warn', message: '[server] x: y' });
+    assert.deepEqual(serverLogLine('memory-lens: ERROR: boom'), { level: 'error', message: '[server] boom' });
+  });
+  it('takes other lines (a traceback, Python itself) as errors', () => {
+    assert.deepEqual(serverLogLine('Traceback (most recent call last):'),
+      { level: 'error', message: '[server] Traceback (most recent call last):' });
+    assert.deepEqual(serverLogLine('memory-lens: NOTE: x').level, 'error');
   });
 });

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import {
   locateProgram, missingProgramMessage, noServerMessage, parseCommandSetting, pathPythonsFor, type PythonProbe, quote,
   resolveServerCommand,
-  type ResolveInputs,
+  type ResolveInputs, serverCwd,
 } from '../src/serverCommand';
 
 /** A probe that answers from tables and records what it was asked. */
@@ -134,5 +134,20 @@ describe('locateProgram', () => {
   });
   it('says which program is missing and how to fix it', () => {
     assert.match(missingProgramMessage('mlens'), /`mlens`, which was not found.*clear it/);
+  });
+});
+
+describe('serverCwd', () => {
+  it('starts interpreters and the bundled copy from the extension, never from the workspace', () => {
+    // `python -m memory_lens` imports from its working directory first.
+    for (const source of ['python-extension', 'bundled']) {
+      assert.equal(serverCwd(source, '/ws', true, '/ext'), '/ext');
+      assert.equal(serverCwd(source, '/ws', false, '/ext'), '/ext');
+    }
+  });
+  it("runs the user's own command from the workspace folder only when the workspace is trusted", () => {
+    assert.equal(serverCwd('setting', '/ws', true, '/ext'), '/ws');
+    assert.equal(serverCwd('setting', '/ws', false, '/ext'), '/ext');
+    assert.equal(serverCwd('setting', undefined, true, '/ext'), '/ext');
   });
 });
