@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import os
 from typing import TYPE_CHECKING
 
@@ -320,10 +322,26 @@ def test_different_text_is_not_a_duplicate(proj: Workspace) -> None:
     assert ws.read("p/GEMINI.md") == f"{HEADER}\n- Use pnpm\n- Use pnpm 9\n- Use pnpm?\n"
 
 
-def test_add_refuses_text_with_an_unclosed_fence(proj: Workspace) -> None:
+def test_text_with_an_unclosed_fence_stays_one_entry(proj: Workspace) -> None:
+    """A fence the text opens stays inside its entry: what follows is still read as before."""
     ws = proj
-    ws.write("p/GEMINI.md", "# Rules\n")
+    ws.write("p/GEMINI.md", f"# Rules\n\n{HEADER}\n- one\n\n## Later\n- two\n")
     result = ws.run("add", "example:\n```", cwd=ws.path("p"))
-    assert result.rc == 1
-    assert "fence" in result.stderr and result.stderr.count("\n") == 1
-    assert ws.read("p/GEMINI.md") == "# Rules\n"
+    assert result.rc == 0, result.stderr
+    assert ws.read("p/GEMINI.md") == f"# Rules\n\n{HEADER}\n- one\n- example:\n  ```\n\n## Later\n- two\n"
+    listed = ws.run("list", "--format", "json", cwd=ws.path("p"))
+    assert [e["text"] for e in json.loads(listed.stdout)] == ["one", "example:\n```", "two"]
+    assert ws.run("add", "three", cwd=ws.path("p")).rc == 0
+    assert ws.run("remove", "two", cwd=ws.path("p")).rc == 0
+    assert ws.read("p/GEMINI.md") == f"# Rules\n\n{HEADER}\n- one\n- example:\n  ```\n- three\n\n## Later\n"
+
+
+def test_an_unclosed_fence_in_an_entry_does_not_hide_what_follows(proj: Workspace) -> None:
+    ws = proj
+    ws.write("p/GEMINI.md", f"{HEADER}\n- a\n  ```\n  code\n\n- b\n## Next\n- c\n")
+    listed = ws.run("list", "--format", "json", cwd=ws.path("p"))
+    assert [(e["text"], e["line"]) for e in json.loads(listed.stdout)] == [("a\n```\ncode", 2), ("b", 6), ("c", 8)]
+    assert ws.run("add", "new", cwd=ws.path("p")).rc == 0
+    assert ws.read("p/GEMINI.md") == f"{HEADER}\n- a\n  ```\n  code\n\n- b\n- new\n## Next\n- c\n"
+    assert ws.run("remove", "b", cwd=ws.path("p")).rc == 0
+    assert ws.read("p/GEMINI.md") == f"{HEADER}\n- a\n  ```\n  code\n\n- new\n## Next\n- c\n"

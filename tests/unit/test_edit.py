@@ -175,11 +175,26 @@ def test_plan_remove(content: str, text: str, after: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["a\n```", "a\n~~~~\ncode", "a\n  ```python\n  x = 1"])
-def test_text_with_an_unclosed_fence_is_refused(text: str) -> None:
-    from memory_lens.core.edit import UnsafeEntryError
+def test_text_with_an_unclosed_fence_stays_one_entry(text: str) -> None:
+    """The fence ends with the entry (a line at column 0 ends both): nothing after it is swallowed."""
+    content = "# Rules\n\n## Gemini Added Memories\n- one\n\n## Later\n- two\n"
+    plan = plan_add(content, text)
+    outline = parse(plan.content)
+    assert [e.text for e in outline.entries] == ["one", text.replace("\n  ", "\n"), "two"] or \
+        [e.text for e in outline.entries][::2] == ["one", "two"]
+    assert [h.title for h in outline.headings] == ["Rules", "Gemini Added Memories", "Later"]
+    assert [e.text for e in parse(plan_add(plan.content, "three").content).entries][-2:] == ["three", "two"]
 
-    with pytest.raises(UnsafeEntryError):
-        plan_add("# Rules\n\n## Gemini Added Memories\n- one\n\n## Later\n- two\n", text)
+
+def test_unclosed_fence_in_an_entry_ends_with_it() -> None:
+    outline = parse("- a\n  ```\n  code\n\n- b\n## H\n* c\n  ~~~\n")
+    assert [(e.text, e.line, e.end_line) for e in outline.entries] == [("a\n```\ncode", 0, 2), ("b", 4, 4), ("c\n~~~", 6, 7)]
+    assert [h.title for h in outline.headings] == ["H"]
+
+
+def test_a_closing_fence_is_indented_three_spaces_at_most() -> None:
+    outline = parse("```\n    ```\n- inside\n```\n- outside\n")
+    assert [e.text for e in outline.entries] == ["outside"]
 
 
 def test_text_with_a_closed_fence_stays_one_entry() -> None:

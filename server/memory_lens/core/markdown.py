@@ -163,15 +163,23 @@ def _scan(text: str) -> tuple[list[str], list[Span], list[Heading], list[int]]:
     # elsewhere each pattern is tried only on lines whose first character (after at most three
     # spaces) can start that construct.
     for i, raw in enumerate(lines):
-        if fence is not None:
-            if cur is not None and fence_in_entry:
-                cur[1] = i
-            stripped = raw.strip()
-            ch, n = fence
-            if stripped and set(stripped) == {ch} and len(stripped) >= n:
-                fence = None
-            continue
         first = raw[:1]
+        if fence is not None:
+            stripped = raw.strip()
+            if fence_in_entry and cur is not None:
+                if stripped and first != " " and first != "\t":
+                    fence = None  # a line at column 0 ends the entry, and its code block with it
+                else:
+                    if stripped:
+                        cur[1] = i  # blank lines count only when more of the block follows
+                    if _closes(stripped, fence):
+                        fence = None
+                    continue
+            else:
+                # A closing fence is indented by three spaces at most (CommonMark).
+                if _closes(stripped, fence) and len(raw) - len(raw.lstrip(" ")) <= 3:
+                    fence = None
+                continue
         blank = first.isspace() and not raw.strip()  # a line starting with a character is not blank
         if cur is not None:
             if blank:
@@ -223,6 +231,11 @@ def _scan(text: str) -> tuple[list[str], list[Span], list[Heading], list[int]]:
         spans.append(tuple(cur))
     headings.sort(key=lambda h: h.line)
     return lines, spans, headings, breaks
+
+
+def _closes(stripped: str, fence: tuple[str, int]) -> bool:
+    ch, n = fence
+    return bool(stripped) and set(stripped) == {ch} and len(stripped) >= n
 
 
 def _span_text(lines: list[str], start: int, last: int, col: int) -> str:
