@@ -214,7 +214,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
     settings = _settings(args)
     target = _target(args.dir)
     try:
-        result = remove_entry(args.text, target, settings, args.scope)
+        result = remove_entry(args.text, target, settings, args.scope, warn=_warn)
     except (EntryNotFoundError, MemoryFileError) as err:
         raise Failure(str(err).strip("'\"")) from None
     _info(f"removed from {result.scope.value} memory {result.path}:{result.line}: {result.text.splitlines()[0]}")

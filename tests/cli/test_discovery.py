@@ -3,6 +3,8 @@ the chain, and which files count."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
@@ -197,13 +199,32 @@ def test_relative_path_is_taken_from_the_cwd(ws: Workspace) -> None:
     assert ws.ok("show", "..", cwd=ws.path("p/a")).stdout == "Root\n"
 
 
-def test_symlinked_file_path_resolves_to_the_real_directory(ws: Workspace) -> None:
+def test_symlinked_file_counts_where_the_link_is(ws: Workspace) -> None:
+    """A file PATH means the file's own directory, even when the file is a symlink: an agent
+    working there loads that directory's chain (the link's target directory plays no part)."""
     ws.project("p")
     ws.write("p/GEMINI.md", "Root")
     ws.write("p/deep/GEMINI.md", "Deep")
     ws.write("p/deep/real.txt", "x")
     ws.symlink("p/link.txt", "deep/real.txt")
-    assert ws.ok("show", str(ws.path("p/link.txt"))).stdout == "Root\n\nDeep\n"
+    assert ws.ok("show", str(ws.path("p/link.txt"))).stdout == "Root\n"
+
+
+def test_symlinked_memory_file_is_in_its_own_chain(ws: Workspace) -> None:
+    """Seed 000 step 5.2: CWD/GEMINI.md linked to ../actual-GEMINI.md loads the target's content,
+    whether PATH names the directory or the link itself; `check` of the link compares it with the
+    more general files of its own directory's chain."""
+    ws.project("p")
+    ws.write("p/GEMINI.md", "- Root rule\n")
+    ws.write("p/actual-GEMINI.md", "- Actual rule\n- root rule\n")
+    ws.symlink("p/cwd/GEMINI.md", "../actual-GEMINI.md")
+    expected = "- Root rule\n\n- Actual rule\n- root rule\n"
+    assert ws.ok("show", str(ws.path("p/cwd"))).stdout == expected
+    assert ws.ok("show", str(ws.path("p/cwd/GEMINI.md"))).stdout == expected
+    for target in ("p/cwd", "p/cwd/GEMINI.md"):
+        found = ws.json("check", "--format", "json", str(ws.path(target)))
+        assert [(f["path"], f["line"], f["code"]) for f in found] == [
+            (str(ws.path("p/cwd/GEMINI.md")), 2, "redundant")], target
 
 
 @pytest.mark.parametrize(
@@ -227,6 +248,36 @@ def test_dangling_symlink_as_path_fails(ws: Workspace) -> None:
     ws.symlink("dangling", "nowhere")
     result = ws.run("show", str(ws.path("dangling")))
     assert result.rc == 1 and result.stdout == "" and len(result.stderr.splitlines()) == 1
+    assert "symlink to a missing target" in result.stderr
+
+
+def test_check_of_a_dangling_memory_file_reports_it_unreadable(ws: Workspace) -> None:
+    ws.project("p")
+    ws.symlink("p/GEMINI.md", "nowhere.md")
+    result = ws.run("check", "--format", "json", str(ws.path("p/GEMINI.md")))
+    assert result.rc == 1
+    assert [(f["path"], f["code"], f["severity"]) for f in result.json()] == [
+        (str(ws.path("p/GEMINI.md")), "unreadable", "error")]
+
+
+@pytest.mark.parametrize("command", [["show"], ["list"], ["add", "x"], ["remove", "x"], ["check"]],
+                         ids=["show", "list", "add", "remove", "check"])
+def test_a_deleted_current_directory_fails_with_one_line(ws: Workspace, command: list[str]) -> None:
+    gone = ws.mkdir("gone")
+    script = f"import os, subprocess, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); " \
+             f"sys.exit(subprocess.run({[*ws.command, *command]!r}).returncode)"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ws.env(),
+                          timeout=60)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "memory-lens: error: the current directory no longer exists; cd to an existing directory or give a PATH"]
+
+
+def test_a_name_too_long_fails_with_one_line(ws: Workspace) -> None:
+    result = ws.run("show", str(ws.path("x" * 300)))
+    assert result.rc == 1 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and "File name too long" in result.stderr
+    assert "unexpected" not in result.stderr
 
 
 # The project root ---------------------------------------------------------------------------------

@@ -142,6 +142,9 @@ def test_remove_skips_it(broken_sample: tuple[Workspace, str]) -> None:
     result = ws.run("remove", "leaf entry", cwd=ws.path("p/mid/leaf"), timeout=20)
     assert result.rc == 0, result
     assert ws.read("p/mid/leaf/GEMINI.md") == ""
+    assert "warning" in result.stderr and str(ws.path(MIDDLE)) in result.stderr
+    missing = ws.run("remove", "no such entry", cwd=ws.path("p/mid/leaf"), timeout=20)
+    assert missing.rc == 1 and str(ws.path(MIDDLE)) in missing.stderr  # warned before the error
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dangling-symlink", "directory", "invalid-utf8"])
@@ -222,3 +225,58 @@ def test_permission_denied_in_check_and_add(denied: tuple[Workspace, list[str]])
     assert add.rc == 1 and "permission denied" in add.stderr
     os.chmod(ws.path("p/mid/GEMINI.md"), 0o644)
     assert ws.read("p/mid/GEMINI.md") == "- secret entry\n"
+
+
+@pytest.fixture
+def no_override(ws: Workspace) -> list[str]:
+    """A prefix under which file permissions bind, even for root (see `_denial_prefix`)."""
+    probe = ws.write("probe", "x")
+    probe.chmod(0)
+    try:
+        return _denial_prefix(probe)
+    finally:
+        probe.chmod(0o644)
+
+
+def test_add_refuses_a_read_only_memory_file(ws: Workspace, no_override: list[str]) -> None:
+    """The atomic replace only needs the directory: the file's own permission is respected."""
+    ws.project("p")
+    memory = ws.write("p/GEMINI.md", "- one\n")
+    memory.chmod(0o444)
+    try:
+        result = ws.run("add", "two", cwd=ws.path("p"), prefix=no_override)
+        assert result.rc == 1, result
+        assert result.stderr.splitlines() == [
+            f"memory-lens: error: {memory}: the file is read-only; make it writable (chmod u+w) and try again"]
+        assert ws.read("p/GEMINI.md") == "- one\n"
+        assert ws.run("remove", "one", cwd=ws.path("p"), prefix=no_override).rc == 1
+        assert ws.read("p/GEMINI.md") == "- one\n"
+    finally:
+        memory.chmod(0o644)
+
+
+def test_add_names_a_directory_it_cannot_write(ws: Workspace, no_override: list[str]) -> None:
+    ws.project("p")
+    ws.write("p/GEMINI.md", "- one\n")
+    ws.path("p").chmod(0o555)
+    try:
+        result = ws.run("add", "two", cwd=ws.path("p"), prefix=no_override)
+        assert result.rc == 1, result
+        assert len(result.stderr.splitlines()) == 1
+        assert f"its directory {ws.path('p')} is not writable" in result.stderr
+        assert ws.read("p/GEMINI.md") == "- one\n"
+    finally:
+        ws.path("p").chmod(0o755)
+
+
+def test_an_unreadable_path_fails_with_one_line(ws: Workspace, no_override: list[str]) -> None:
+    closed = ws.mkdir("closed")
+    ws.write("closed/inner/GEMINI.md", "x")
+    closed.chmod(0)
+    try:
+        result = ws.run("show", str(ws.path("closed/inner")), prefix=no_override)
+        assert result.rc == 1 and result.stdout == ""
+        assert result.stderr.splitlines() == [
+            f"memory-lens: error: {ws.path('closed/inner')}: permission denied; give a path you are allowed to read"]
+    finally:
+        closed.chmod(0o755)

@@ -51,7 +51,8 @@ def test_target_resolves_symlinks(root: Path) -> None:
     os.symlink(root / "real", root / "alias")
     assert resolve_target(root / "alias" / "deep") == root / "real" / "deep"
     os.symlink(root / "real" / "deep" / "f", root / "flink")
-    assert resolve_target(root / "flink") == root / "real" / "deep"
+    assert resolve_target(root / "flink") == root  # a linked file counts where the link is
+    assert resolve_target(root / "alias" / "deep" / "f") == root / "real" / "deep"
 
 
 def test_target_defaults_to_the_cwd(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,11 +61,15 @@ def test_target_defaults_to_the_cwd(root: Path, monkeypatch: pytest.MonkeyPatch)
     assert resolve_target("") == root / "home"
 
 
-@pytest.mark.parametrize("name", ["missing", "missing/deeper", "dangling"])
-def test_missing_target_raises(root: Path, name: str) -> None:
+@pytest.mark.parametrize(("name", "message"), [("missing", "no such file or directory"),
+                                               ("missing/deeper", "no such file or directory"),
+                                               ("dangling", "a symlink to a missing target"),
+                                               ("bad\0name", "not a valid path"),
+                                               ("x" * 300, "File name too long")])
+def test_missing_target_raises(root: Path, name: str, message: str) -> None:
     os.symlink("nowhere", root / "dangling")
-    with pytest.raises(TargetError, match="no such file or directory"):
-        resolve_target(root / name)
+    with pytest.raises(TargetError, match=message):
+        resolve_target(os.fspath(root) + "/" + name)
 
 
 # find_project_root -------------------------------------------------------------------------------

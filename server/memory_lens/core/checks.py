@@ -207,7 +207,7 @@ def check_file(path: Path, settings: Settings) -> list[Finding]:
         raise TargetError(f"{path}: no such file or directory; give an existing memory file or directory")
     if not got.ok:
         return [unreadable_finding(path, got.reason)]
-    memory = load_memory(Path(os.path.realpath(path)).parent, settings)
+    memory = load_memory(resolve_target(path), settings)
     general = general_sources(memory, Path(os.path.realpath(path)))
     return check_content(path, got.text, general, settings)
 
@@ -227,11 +227,14 @@ def check_paths(paths: Sequence[str | os.PathLike[str]], settings: Settings) -> 
     """Check each PATH (a memory file, or a directory meaning its whole chain); no repeats."""
     findings: list[Finding] = []
     seen: set[tuple[str, int, str]] = set()
-    for raw in paths or [Path.cwd()]:
-        p = Path(os.path.abspath(os.path.expanduser(os.fspath(raw))))  # as found, made absolute
-        if os.path.isdir(p):
+    for raw in paths or [None]:
+        p = Path(os.path.abspath(os.path.expanduser(os.fspath(raw)))) if raw is not None else None
+        if p is not None and os.path.islink(p) and not os.path.exists(p):
+            batch = check_file(p, settings)  # a dangling link: an unreadable memory file
+        elif p is None or os.path.isdir(p):
             batch = check_memory(load_memory(resolve_target(p), settings), settings)
         else:
+            resolve_target(p)  # a clear error when P is missing or cannot be read
             batch = check_file(p, settings)
         for f in batch:
             key = (str(f.path), f.line, f.code)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import stat
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -48,12 +49,31 @@ class ChainPlan:
 
 
 def resolve_target(path: str | os.PathLike[str] | None = None) -> Path:
-    """The directory memory is loaded for: PATH (a file's own directory), symlinks resolved."""
-    raw = Path.cwd() if path is None or str(path) == "" else Path(os.path.expanduser(os.fspath(path)))
-    real = Path(os.path.realpath(raw))
-    if not real.exists():
-        raise TargetError(f"{raw}: no such file or directory; give an existing file or directory")
-    return real if real.is_dir() else real.parent
+    """The directory memory is loaded for: PATH when it is a directory (a link to one means the
+    real directory), else the directory PATH is in, symlinks resolved. A file that is a symlink
+    counts where the link is, as an agent working in that directory loads it there. Default: the
+    current directory."""
+    try:
+        raw = Path.cwd() if path is None or str(path) == "" else Path(os.path.expanduser(os.fspath(path)))
+    except FileNotFoundError:
+        raise TargetError("the current directory no longer exists; cd to an existing directory "
+                          "or give a PATH") from None
+    try:
+        st = os.lstat(raw)
+        if stat.S_ISLNK(st.st_mode):
+            st = os.stat(raw)
+    except (FileNotFoundError, NotADirectoryError):
+        if os.path.islink(raw):
+            raise TargetError(f"{raw}: a symlink to a missing target; give an existing file or directory") from None
+        raise TargetError(f"{raw}: no such file or directory; give an existing file or directory") from None
+    except PermissionError:
+        raise TargetError(f"{raw}: permission denied; give a path you are allowed to read") from None
+    except OSError as err:
+        raise TargetError(f"{raw}: {err.strerror or err}; give an existing file or directory") from None
+    except ValueError:  # a NUL byte
+        raise TargetError(f"{os.fspath(raw)!r}: not a valid path; give an existing file or directory") from None
+    directory = raw if stat.S_ISDIR(st.st_mode) else Path(os.path.abspath(raw)).parent
+    return Path(os.path.realpath(directory))
 
 
 def has_git_marker(directory: Path) -> bool:

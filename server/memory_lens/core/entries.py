@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import AddPlan, RemovePlan, find_entry, plan_add, plan_remove
@@ -116,11 +116,15 @@ def remove_entry(
     target_dir: Path,
     settings: Settings,
     scope: Scope | str | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> RemoveResult:
-    """Remove the first entry (in `list` order) whose normalised form matches TEXT's."""
+    """Remove the first entry (in `list` order) whose normalised form matches TEXT's. WARN, when
+    given, hears about the unusable files of the chain (they are skipped)."""
     if not clean_entry_text(text):
         raise EntryNotFoundError("nothing to remove: the text is empty")
     memory = load_memory(target_dir, settings)
+    for warning in memory.warnings if warn is not None else ():
+        warn(warning)
     scopes = [Scope(scope)] if scope else [Scope.GLOBAL, Scope.PROJECT]
     for src in memory.sources:
         if src.scope not in scopes or not src.readable:

@@ -160,6 +160,7 @@ def update_memory_file(
                 data = ((BOM if had_bom else "") + new_text).encode("utf-8")
                 if _identity(target) != before:
                     continue  # changed under us by a writer that ignores the lock: start again
+                _require_writable(target, shown)
                 atomic_write(target, data)
                 return result
             raise MemoryFileError(f"{shown}: keeps changing while being written; try again")
@@ -173,6 +174,16 @@ def update_memory_file(
         raise
     except OSError as err:
         raise MemoryFileError(f"{shown}: cannot write: {err.strerror or err}") from None
+
+
+def _require_writable(target: Path, shown: str) -> None:
+    """The replace would succeed on a read-only file (it needs only the directory): respect the
+    file's own permission, as editors do, and say which of the two is missing."""
+    if os.path.exists(target) and not os.access(target, os.W_OK):
+        raise MemoryFileError(f"{shown}: the file is read-only; make it writable (chmod u+w) and try again")
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        raise MemoryFileError(f"{shown}: its directory {target.parent} is not writable; "
+                              "a memory file is replaced atomically, which needs write access to its directory")
 
 
 def _starts_with_bom(path: Path) -> bool:
