@@ -68,10 +68,9 @@ def bench_scan(root: Path, manifest: dict, settings: Settings, runs: int) -> dic
         "engine": "rignore" if rignore_available() else "python",
         "runs_ms": {k: spread([t * 1000 for t in v]) for k, v in times.items()},
     }
-    if result["rg_ms"]:
-        result["ratio_vs_rg"] = round(result["memory_lens_ms"] / result["rg_ms"], 2)
-    if result["find_ms"]:
-        result["ratio_vs_find"] = round(result["memory_lens_ms"] / result["find_ms"], 2)
+    # Always present (null when the tool is not installed): the keys are a contract.
+    result["ratio_vs_rg"] = round(result["memory_lens_ms"] / result["rg_ms"], 2) if result["rg_ms"] else None
+    result["ratio_vs_find"] = round(result["memory_lens_ms"] / result["find_ms"], 2) if result["find_ms"] else None
     missing = [n for n, c in tools.items() if not c and n != "rg_single_thread"]
     if missing:
         result["skipped"] = f"not installed: {', '.join(missing)}"

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lsp_client import LspClient, Notification, peak_rss_mb, rss_mb
+from lsp_client import ChildPeaks, LspClient, Notification, peak_rss_mb, rss_mb
 from timing import median, ms, percentile, spread
 
 from memory_lens.lsp.convert import path_to_uri
@@ -95,15 +95,19 @@ class Session:
     def index(self) -> dict:
         """initialize + initialized until the first `memory/didChange` (scan, checks, publishing)."""
         c = self.client
-        c.request("initialize", initialize_params(self.root))
-        c.notify("initialized", {})
-        started = time.perf_counter()
-        done = self._since(DID_CHANGE, None, 0, timeout=900)
+        with ChildPeaks(c.proc.pid) as helpers:  # the scan's helper processes count too
+            c.request("initialize", initialize_params(self.root))
+            c.notify("initialized", {})
+            started = time.perf_counter()
+            done = self._since(DID_CHANGE, None, 0, timeout=900)
         if done is None:
             raise RuntimeError("the server did not finish indexing")
         published = {n.params["uri"] for n in c.notifications if n.method == DIAGNOSTICS}
+        server = peak_rss_mb(c.proc.pid) or float("nan")
         return {"index_ms": ms(done.at - started), "published_files": len(published),
-                "rss_mb": round(peak_rss_mb(c.proc.pid) or float("nan"), 1),
+                # An upper bound: the server's peak plus each helper's own peak.
+                "rss_mb": round(server + helpers.total_mb, 1), "rss_server_mb": round(server, 1),
+                "rss_helpers_mb": round(helpers.total_mb, 1), "helper_processes": len(helpers.peaks),
                 "rss_now_mb": round(rss_mb(c.proc.pid) or float("nan"), 1)}
 
     def effective(self, passes: int) -> dict:

@@ -158,3 +158,53 @@ def rss_mb(pid: int) -> float | None:
     except OSError:
         return None
     return None
+
+
+def _children(pid: int) -> set[int]:
+    """The child processes of PID (Linux), from /proc/PID/task/*/children."""
+    found: set[int] = set()
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                found.update(int(c) for c in fh.read().split())
+        except OSError:
+            continue
+    return found
+
+
+class ChildPeaks:
+    """Samples, in a background thread, the peak resident memory (VmHWM) of every child process
+    of PID while it runs: the server's scan starts helper processes whose memory counts too."""
+
+    def __init__(self, pid: int, interval: float = 0.005) -> None:
+        import threading
+
+        self.pid = pid
+        self.interval = interval
+        self.peaks: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="child-peaks", daemon=True)
+
+    def __enter__(self) -> "ChildPeaks":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for child in _children(self.pid):
+                peak = peak_rss_mb(child)
+                if peak is not None:
+                    self.peaks[child] = max(peak, self.peaks.get(child, 0.0))
+            self._stop.wait(self.interval)
+
+    @property
+    def total_mb(self) -> float:
+        return sum(self.peaks.values())

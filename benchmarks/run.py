@@ -12,7 +12,8 @@
   server, its poller alone, MEMORY_LENS_WATCHER=poll)
 - check: diagnostics of every memory file (full) and after one file changes (incremental);
   typing in an open memory file; a full refresh
-- rss_mb: the server's peak resident memory after indexing; initialize_ms: start to the
+- rss_mb: peak resident memory after indexing, the server plus its scan helper processes
+  (an upper bound: the sum of each one's peak); initialize_ms: start to the
   initialize response
 - peer: Gemini CLI's own loader (`@google/gemini-cli-core` 0.40.0 discovery, 0.61.0 upward lookup)
 
