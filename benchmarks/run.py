@@ -144,6 +144,7 @@ def run(args: argparse.Namespace) -> dict:
         try:
             index = session.index()
             results["rss_mb"] = index["rss_mb"]
+            results["rss"] = {k: index[k] for k in ("rss_server_mb", "rss_helpers_mb", "helper_processes", "rss_now_mb")}
             results["check"].update(index_ms=index["index_ms"], published_files=index["published_files"])
             step("effective (LSP)")
             results["effective"] = {**session.effective(args.passes), "inprocess": inprocess}
