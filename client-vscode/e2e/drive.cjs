@@ -67,17 +67,28 @@ async function main(page) {
     await page.mouse.move(1000, 450); // away from tabs and breadcrumbs, whose hovers block clicks
     await page.keyboard.press('Escape');
   };
-  const palette = async (command) => {
-    await focusEditorArea();
+  /** Open the command palette and type TEXT (no Escape first with KEEPSELECTION: it would drop the selection). */
+  const openPalette = async (typed, keepSelection = false) => {
+    if (keepSelection) {
+      await page.mouse.move(1000, 450);
+    } else {
+      await focusEditorArea();
+    }
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible', timeout: 15000 });
-    await input.fill(`>${command}`);
+    await input.fill(`>${typed}`);
+  };
+  const palette = async (command, { keepSelection = false, shot } = {}) => {
+    await openPalette(command, keepSelection);
     // Click the row whose label is exactly COMMAND (fuzzy matching may rank others first).
     const exact = new RegExp(`^${command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
     const row = page.locator('.quick-input-list .monaco-list-row')
       .filter({ has: page.locator('.label-name', { hasText: exact }) }).first();
     await row.waitFor({ timeout: 15000 });
+    if (shot) {
+      await screenshot(shot);
+    }
     await row.click();
   };
   const openFile = async (rel) => {
@@ -103,17 +114,36 @@ async function main(page) {
     await page.mouse.move(box.x + box.width * x + 3, box.y + box.height / 2);
     return hover.waitFor({ state: 'visible', timeout: 4000 }).then(() => true, () => false);
   }, 30000);
-  /** Right-click ROW and choose LABEL from its context menu. */
-  const contextMenu = async (row, label) => {
+  /** Right-click ROW and choose LABEL from its context menu (BEFORE runs while the menu is open). */
+  const contextMenu = async (row, label, before) => {
     await row.click({ button: 'right' });
     const item = page.locator('.context-view .action-label', { hasText: label }).first();
     await item.waitFor({ timeout: 10000 });
     await page.waitForTimeout(300); // a menu ignores clicks in its first moments
+    if (before) {
+      await before();
+    }
     await item.click();
     await page.locator('.context-view .monaco-menu').first().waitFor({ state: 'detached', timeout: 5000 })
       .catch(() => page.keyboard.press('Enter'));
   };
   const panelLabels = async () => (await panel.locator('.monaco-list-row').allInnerTexts()).map((s) => s.replace(/\s+/g, ' ').trim());
+  /** Index in LABELS of the panel row of the memory file NAME, or -1. */
+  const sourceRow = (labels, name) => labels.findIndex((l) => l.startsWith(name) && /^\s*(global|project) ·/.test(l.slice(name.length)));
+  /** True when the entry row starting with ENTRY sits under the memory file NAME, which is followed by NEXT. */
+  const entryUnder = (labels, entry, name, next) => {
+    const at = labels.findIndex((l) => l.startsWith(entry));
+    const from = sourceRow(labels, name);
+    const to = sourceRow(labels, next);
+    return at >= 0 && from >= 0 && to >= 0 && from < at && at < to;
+  };
+  const statusText = async (pattern) => text(page.locator('.statusbar-item', { hasText: pattern }).first());
+  const output = page.locator('.part.panel .monaco-editor .view-lines');
+  /** The rendered lines of the editor whose .view-lines is VIEWLINES, top to bottom (the DOM order is not the line order). */
+  const renderedText = (viewLines) => viewLines.first().locator('.view-line').evaluateAll((els) => els
+    .map((e) => [parseFloat(e.style.top) || 0, e.textContent.replace(/\u00a0/g, ' ')])
+    .sort((a, b) => a[0] - b[0]).map((x) => x[1]).join('\n'));
+  const bundled = (process.env.E2E_SERVER || 'bundled') === 'bundled';
 
   // 0. The workbench loads and the extension starts its server.
   await page.goto(`${base}/?folder=${encodeURIComponent(world.workspace)}`);
@@ -140,8 +170,7 @@ async function main(page) {
   }
   await panelRow('packages/app/GEMINI.md').first().waitFor({ timeout: 30000 });
   const labels = await panelLabels();
-  const order = ['~/memory-global/GEMINI.md', 'GEMINI.md', 'packages/app/GEMINI.md'].map(
-    (name) => labels.findIndex((l) => l.startsWith(name) && /^\s*(global|project) ·/.test(l.slice(name.length))));
+  const order = ['~/memory-global/GEMINI.md', 'GEMINI.md', 'packages/app/GEMINI.md'].map((name) => sourceRow(labels, name));
   check('panel lists the chain general to specific', order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])),
     JSON.stringify(labels));
   check('panel shows scope and tokens', labels.some((l) => /global · ~\d+ tokens?/.test(l)) && labels.some((l) => /project · ~\d+ tokens?/.test(l)),
@@ -155,7 +184,16 @@ async function main(page) {
   await panelRow('Run the app with').first().click();
   await page.locator('.tab.active', { hasText: 'GEMINI.md' }).first().waitFor({ timeout: 15000 });
   await page.locator('.statusbar-item', { hasText: /Ln 3, Col/ }).first().waitFor({ timeout: 15000 });
+  const crumbs = await text(page.locator('.editor-group-container.active .breadcrumbs-control').first());
+  check('the entry opens packages/app/GEMINI.md', /packages\s*\S?\s*app\s*\S?\s*GEMINI\.md/.test(crumbs), crumbs);
+  check('the file on disk has the entry on line 3', read(ws('packages/app/GEMINI.md')).split('\n')[2].startsWith('- Run the app with'));
+  check('the editor shows the entry on line 3', (await text(editorLine(2))).startsWith('- Run the app with'));
+  const cursorAt = await statusText(/Ln \d+, Col \d+/);
+  result.entryOpenedAt = cursorAt;
+  check('the entry is selected', /Ln 3, Col \d+ \(\d+ selected\)/.test(cursorAt)
+    && await page.locator('.editor-group-container.active .monaco-editor .selected-text').count() > 0, cursorAt);
   step('panel entry opens the file at the entry');
+  await screenshot('panel-entry-opened');
 
   // 1c. An unreadable memory file is marked in the panel.
   await openFile('packages/legacy/notes.md');
@@ -166,6 +204,23 @@ async function main(page) {
   await screenshot('panel-unreadable-source');
   await openFile('packages/app/src/notes.md');
   await panelRow('packages/app/GEMINI.md').first().waitFor({ timeout: 20000 });
+
+  // 1d. The command palette lists the Memory Lens commands (and not the panel-only ones).
+  await openPalette('Memory Lens');
+  const paletteCommands = ['Remember…', 'Save Selection to Project Memory', 'Save Selection to Global Memory',
+    'Show Effective Memory', 'Open Global Memory File', 'Refresh', 'Restart Server'].map((t) => `Memory Lens: ${t}`);
+  const listed = await until('the Memory Lens commands in the palette', async () => {
+    const names = (await page.locator('.quick-input-list .monaco-list-row .label-name').allInnerTexts())
+      .map((s) => s.replace(/\s+/g, ' ').trim());
+    return paletteCommands.every((c) => names.includes(c)) && names;
+  }, 15000);
+  result.paletteCommands = listed;
+  check('the palette lists the Memory Lens commands', paletteCommands.every((c) => listed.includes(c)), JSON.stringify(listed));
+  check('the palette hides the panel-only commands',
+    !listed.some((n) => /Memory Lens: (Open Entry|Delete Entry|Move to (Global|Project) Memory)$/.test(n)), JSON.stringify(listed));
+  step('palette lists the Memory Lens commands');
+  await screenshot('palette-memory-lens-commands');
+  await page.keyboard.press('Escape');
 
   // 2. "Remember…": the `#` flow, choosing Project memory, lands in <root>/GEMINI.md.
   await palette('Memory Lens: Remember…');
@@ -236,6 +291,23 @@ async function main(page) {
   await until('the palette save in GEMINI.md', () => read(ws('GEMINI.md')).includes('- Some other notes.'));
   step('palette: selection saved to project memory');
 
+  // 3c. And "Save Selection to Global Memory" from the command palette.
+  await editorLine(4).click();
+  await page.keyboard.press('Home');
+  await page.keyboard.press('Shift+End');
+  await palette('Memory Lens: Save Selection to Global Memory', { keepSelection: true });
+  const savedGlobal = notification('Saved to global memory').filter({ hasText: 'Ask before force-pushing' });
+  await savedGlobal.first().waitFor({ timeout: 20000 });
+  await until('the palette save in the global memory file', () => read(world.globalFile).includes('- Ask before force-pushing to main.'));
+  check('the palette global save left project memory alone', !read(ws('GEMINI.md')).includes('force-pushing'));
+  await panelRow('Ask before force-pushing').first().waitFor({ timeout: 15000 });
+  const afterGlobalSave = await panelLabels();
+  check('the panel shows the entry under global memory',
+    entryUnder(afterGlobalSave, 'Ask before force-pushing', '~/memory-global/GEMINI.md', 'GEMINI.md'), JSON.stringify(afterGlobalSave));
+  step('palette: selection saved to global memory');
+  await page.mouse.move(1000, 450); // off the tab the palette row left it over
+  await screenshot('palette-save-selection-to-global');
+
   // 4. A duplicate entry, typed into a memory file, gets a warning squiggle as you type.
   await openFile('packages/app/GEMINI.md');
   const lens = page.locator('.codelens-decoration', { hasText: /Effective memory here: \d+ files? · ~\d+ tokens/ });
@@ -305,8 +377,28 @@ async function main(page) {
   step('entry moved to global memory');
   await screenshot('entry-moved-to-global');
 
-  // 8. The effective memory document, from the status bar; then the annotated form; live updates.
+  // 8. The effective memory document, from the palette (read-only), then from the status bar;
+  // then the annotated form; live updates.
   await page.keyboard.press('Escape');
+  await palette('Memory Lens: Show Effective Memory', { shot: 'palette-show-effective-memory' });
+  await page.locator('.tab.active', { hasText: 'Effective memory (notes.md)' }).first().waitFor({ timeout: 15000 });
+  const effectiveText = await until('the merged text from the palette', async () => {
+    const t = await renderedText(activeEditorLines());
+    return t.includes('My name is Alice') && t.includes('Ask before force-pushing') && t.includes('Run the app with') && t;
+  });
+  step('palette: effective memory document open');
+  await editorLine(1).click();
+  await page.keyboard.press('End');
+  await page.keyboard.type('x');
+  const readOnly = page.locator('.editor-group-container.active .monaco-editor-overlaymessage', { hasText: 'Cannot edit in read-only editor' });
+  await readOnly.first().waitFor({ timeout: 10000 });
+  check('typing leaves the effective memory unchanged', (await renderedText(activeEditorLines())) === effectiveText);
+  check('the effective memory tab is not dirty', await page.locator('.tab.active.dirty').count() === 0);
+  step('palette: effective memory document open, read-only');
+  await screenshot('effective-memory-read-only');
+  await palette('View: Close Editor');
+  await page.locator('.tab.active', { hasText: 'notes.md' }).first().waitFor({ timeout: 15000 });
+  check('the effective memory tab closed', await page.locator('.tab', { hasText: 'Effective memory (notes.md)' }).count() === 0);
   await statusItem.first().click();
   await page.locator('.tab.active', { hasText: 'Effective memory (notes.md)' }).first().waitFor({ timeout: 15000 });
   await until('the merged text', async () => {
@@ -327,14 +419,68 @@ async function main(page) {
   await screenshot('effective-memory-live-update');
 
   // 8b. Move a global entry to project memory from the panel.
-  await contextMenu(panelRow('Written by another program').first(), 'Move to Project Memory');
+  await contextMenu(panelRow('Written by another program').first(), 'Move to Project Memory', async () => {
+    check('a global entry is not offered Move to Global Memory',
+      await page.locator('.context-view .action-label', { hasText: 'Move to Global Memory' }).count() === 0);
+    await screenshot('panel-context-menu-global-entry');
+  });
   await until('the entry moved to project memory', () => read(ws('GEMINI.md')).includes('Written by another program')
     && !read(world.globalFile).includes('Written by another program'));
+  await notification('to project memory').filter({ hasText: 'Written by another program' }).first().waitFor({ timeout: 10000 });
+  const movedIn = await until('the moved entry under project memory in the panel', async () => {
+    const l = await panelLabels();
+    return entryUnder(l, 'Written by another program', 'GEMINI.md', 'packages/app/GEMINI.md') && l;
+  }, 15000);
+  result.panelAfterMoveToProject = movedIn;
+  await until('the annotated effective memory showing the entry in the project file', async () => {
+    const t = await renderedText(activeEditorLines());
+    const from = t.indexOf(`--- Context from: ${ws('GEMINI.md')} ---`);
+    const at = t.indexOf('Written by another program');
+    return from >= 0 && at > from && at < t.indexOf(`--- End of Context from: ${ws('GEMINI.md')} ---`);
+  }, 15000);
+  await page.mouse.move(1000, 450);
   step('entry moved to project memory');
+  await screenshot('entry-moved-to-project');
 
-  // 9. Restart the server; the panel and status bar come back.
+  // 9. Restart the server from the palette, with the log open: it shows the restart, how the server
+  // was found ("Server resolution:") and the server's own lines ("[server]", at their own level).
+  await palette('Memory Lens: Show Log');
+  await output.first().waitFor({ timeout: 15000 });
   await palette('Memory Lens: Restart Server');
-  await page.waitForTimeout(1000);
+  await page.locator('.statusbar-item', { hasText: 'Memory Lens: language server restarted' }).first().waitFor({ timeout: 60000 });
+  const restartTail = await until('the restart in the log', async () => {
+    const log = await renderedText(output);
+    const tail = log.slice(log.lastIndexOf('\n', log.lastIndexOf('Restarting the language server')) + 1);
+    return log.includes('Restarting the language server') && tail.includes('Server resolution: ')
+      && /Starting the language server \(\w+\)/.test(tail) && tail.includes('Language server running')
+      && (!bundled || /\[info\] \[server\] /.test(tail)) && tail;
+  }, 20000);
+  await panelRow('Written by another program').first().waitFor({ timeout: 30000 }); // the panel is back
+  result.restartLog = restartTail.split('\n').map((l) => l.replace(/^\S+ \S+ /, ''));
+  check('the resolution names the server that was started', bundled
+    ? /Server resolution: bundled server with python3/.test(restartTail) && /Starting the language server \(bundled\)/.test(restartTail)
+    : /Server resolution: setting: /.test(restartTail), restartTail);
+  step('palette: server restarted, log shows it');
+  await page.mouse.move(1000, 300);
+  await screenshot('restart-server-output-log');
+  // The server's own lines and the resolution over the whole session: the output filtered, maximized.
+  await palette('View: Toggle Maximized Panel');
+  const outputFilter = page.locator('.part.panel input[placeholder="Filter"]').first();
+  await outputFilter.fill('server');
+  const filtered = await until('the server lines in the filtered log', async () => {
+    const lines = (await renderedText(output)).split('\n').filter((l) => l.trim());
+    // (Long lines wrap: check that a line without "server" is filtered out rather than every visual line.)
+    return !lines.some((l) => l.includes(' activating')) && lines.some((l) => l.includes('Server resolution: '))
+      && (!bundled || lines.some((l) => /\[info\] \[server\] /.test(l))) && lines;
+  }, 15000);
+  check('server stderr lines keep their level', !filtered.some((l) => /\[server\] memory-lens: (INFO|WARNING|DEBUG):/.test(l)),
+    JSON.stringify(filtered));
+  result.serverLogLines = filtered.filter((l) => l.includes('[server]')).map((l) => l.replace(/^\S+ \S+ /, ''));
+  step('log shows the server lines and the resolution');
+  await page.mouse.move(1000, 300);
+  await screenshot('output-server-lines');
+  await outputFilter.fill('');
+  await palette('View: Toggle Maximized Panel');
   await openFile('packages/app/src/notes.md');
   await statusItem.first().waitFor({ timeout: 60000 });
   await panelRow('Written by another program').first().waitFor({ timeout: 30000 });
@@ -353,7 +499,6 @@ async function main(page) {
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Trace' }).first().click();
   await palette('Memory Lens: Refresh');
   await palette('Memory Lens: Show Log');
-  const output = page.locator('.part.panel .monaco-editor .view-lines');
   await until('the client log and the LSP trace', async () => {
     const log = await text(output.first());
     return /\[trace\] Sending request 'workspace\/executeCommand/.test(log) && /\[trace\] Received response/.test(log);

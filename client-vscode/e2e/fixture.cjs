@@ -9,7 +9,7 @@ const { execFileSync } = require('node:child_process');
 const FILES = {
   'GEMINI.md': '# Project notes\n\n- Use pnpm instead of npm.\n- Keep commits small.\n',
   'packages/app/GEMINI.md': '# App\n\n- Run the app with `pnpm dev`.\n- Tests live in tests/.\n- Use pnpm instead of npm.\n',
-  'packages/app/src/notes.md': 'Deploys go through the staging cluster first.\n\nSome other notes.\n',
+  'packages/app/src/notes.md': 'Deploys go through the staging cluster first.\n\nSome other notes.\n\nAsk before force-pushing to main.\n',
   'README.md': '# Demo project\n',
   'packages/legacy/notes.md': 'Legacy notes.\n',
 };
