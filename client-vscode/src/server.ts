@@ -86,6 +86,8 @@ export class MemoryServer implements vscode.Disposable {
 
   async restart(): Promise<boolean> {
     this.log.info('Restarting the language server');
+    // A start in progress used the settings of before: let it finish, then replace it.
+    await this.starting?.catch(() => false);
     await this.stop();
     return this.start();
   }
