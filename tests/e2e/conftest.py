@@ -5,9 +5,10 @@ with `.git` and nested GEMINI.md files, lock and cache directories) and its own 
 started with HOME, MEMORY_LENS_LOCK_DIR and XDG_CACHE_HOME pointing into that sandbox. Every
 test runs with the capabilities of VS Code, Neovim (latest), Neovim 0.7 and a bare client that
 declares nothing (`client_name`). A test whose server behaviour does not depend on the
-client's capabilities may narrow that with `@pytest.mark.clients("visual-studio-code", "bare")`
-(the richest and the emptiest set) to keep the suite fast. See `harness.py` for what a session
-records and checks.
+client's capabilities may leave out Neovim 0.7 with `@pytest.mark.clients(*FEATURE_CLIENTS)`
+(VS Code, Neovim, bare: the set every feature test runs with) to keep the suite fast. Narrower
+sets are for tests that cannot apply to the others, with a comment saying why. See
+`harness.py` for what a session records and checks.
 """
 
 from __future__ import annotations

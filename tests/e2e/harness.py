@@ -30,7 +30,9 @@ from pygls.capabilities import get_capability
 from pytest_lsp import LanguageClient
 
 CLIENTS = ("visual-studio-code", "neovim", "neovim@v0.7.0", "bare")
-RICH_AND_BARE = ("visual-studio-code", "bare")  # for tests whose server behaviour ignores capabilities
+# Every feature test runs at least with these: VS Code's, Neovim's and a bare client's capabilities.
+# A test whose server behaviour does not depend on the capabilities may leave out Neovim 0.7.
+FEATURE_CLIENTS = ("visual-studio-code", "neovim", "bare")
 WAIT_SECONDS = 20.0  # upper bound against hangs; live updates normally take well under a second
 REQUEST_SECONDS = 30.0
 

@@ -23,7 +23,7 @@ from .harness import (
     CMD_SAVE,
     INVALID_PARAMS,
     REQUEST_FAILED,
-    RICH_AND_BARE,
+    FEATURE_CLIENTS,
     Session,
     Workspace,
     apply_workspace_edit,
@@ -50,7 +50,7 @@ async def cli_remove_on_copy(ws: Workspace, memory_file: Path, text: str) -> byt
     return (copy / "GEMINI.md").read_bytes()
 
 
-@pytest.mark.clients(*RICH_AND_BARE)
+@pytest.mark.clients(*FEATURE_CLIENTS)
 async def test_save(lsp: Session) -> None:
     ws = lsp.ws
     project_file, app = ws.proj / "GEMINI.md", ws.proj / "src" / "app.py"
@@ -79,7 +79,7 @@ async def test_save(lsp: Session) -> None:
     assert (fresh / "GEMINI.md").read_text(encoding="utf-8") == "## Gemini Added Memories\n- New here\n"
 
 
-@pytest.mark.clients(*RICH_AND_BARE)
+@pytest.mark.clients(*FEATURE_CLIENTS)
 async def test_save_errors(lsp: Session) -> None:
     ws = lsp.ws
     outside = ws.write("work/loose/notes.txt", "x\n")
@@ -118,7 +118,7 @@ async def test_save_into_an_open_buffer_with_unsaved_edits(lsp: Session) -> None
         assert b"- From the palette" in project_file.read_bytes()
 
 
-@pytest.mark.clients(*RICH_AND_BARE)
+@pytest.mark.clients(*FEATURE_CLIENTS)
 async def test_remove(lsp: Session) -> None:
     ws = lsp.ws
     project_file = ws.proj / "GEMINI.md"
@@ -145,7 +145,7 @@ async def test_remove(lsp: Session) -> None:
         await fails(lsp, CMD_REMOVE, bad, code=INVALID_PARAMS)
 
 
-@pytest.mark.clients(*RICH_AND_BARE)
+@pytest.mark.clients(*FEATURE_CLIENTS)
 async def test_move(lsp: Session) -> None:
     ws = lsp.ws
     project_file = ws.proj / "GEMINI.md"
@@ -183,7 +183,7 @@ async def test_list(lsp: Session) -> None:
     await fails(lsp, CMD_LIST, {"scope": "all"}, {"scope": "global"}, code=INVALID_PARAMS)  # one object only
 
 
-@pytest.mark.clients(*RICH_AND_BARE)
+@pytest.mark.clients(*FEATURE_CLIENTS)
 async def test_effective_and_refresh(lsp: Session) -> None:
     ws = lsp.ws
     target = ws.proj / "pkg" / "sub" / "mod.py"

@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 
 from .conftest import Starter
-from .harness import CMD_SAVE, RICH_AND_BARE, Session, Workspace, wait_for
+from .harness import CMD_SAVE, FEATURE_CLIENTS, Session, Workspace, wait_for
 
 
 def agents_tree(ws: Workspace) -> dict[str, Any]:
@@ -41,7 +41,7 @@ async def assert_agents_settings_apply(lsp: Session) -> None:
     await lsp.wait_diagnostics(ws.root / "gdir" / "AGENTS.md", lambda d: d == [])
 
 
-@pytest.mark.clients(*RICH_AND_BARE)
+@pytest.mark.clients(*FEATURE_CLIENTS)
 @pytest.mark.parametrize("shape", ["nested", "flat"])
 async def test_initialization_options(ws: Workspace, start: Starter, shape: str) -> None:
     settings = agents_tree(ws)
@@ -99,7 +99,7 @@ async def test_did_change_configuration(ws: Workspace, start: Starter) -> None:
     assert [s["path"] for s in result["sources"]][0] == str(ws.global_file)
 
 
-@pytest.mark.clients(*RICH_AND_BARE)
+@pytest.mark.clients(*FEATURE_CLIENTS)
 async def test_invalid_values_are_logged_and_ignored(ws: Workspace, start: Starter) -> None:
     bad = {"filenames": ["a/b.md"], "globalDir": 5, "tokenBudget": -1, "debug": "yes", "unknown": True}
     lsp = await start(init_options={"memoryLens": bad})
@@ -119,7 +119,7 @@ async def test_invalid_values_are_logged_and_ignored(ws: Workspace, start: Start
     assert (await lsp.effective(ws.proj / "pkg" / "GEMINI.md"))["sources"] == result["sources"]
 
 
-@pytest.mark.clients(*RICH_AND_BARE)
+@pytest.mark.clients(*FEATURE_CLIENTS)
 async def test_filenames_as_a_comma_separated_string_and_token_budget(ws: Workspace, start: Starter) -> None:
     settings = agents_tree(ws)
     lsp = await start(init_options={"memoryLens": {"filenames": "AGENTS.md, GEMINI.md", "tokenBudget": 12,

@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 
 from .conftest import Starter
-from .harness import RICH_AND_BARE, Session, Workspace, uri_of
+from .harness import FEATURE_CLIENTS, Session, Workspace, uri_of
 
 SEVERITIES = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
               "information": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint}
@@ -87,7 +87,7 @@ async def test_every_memory_file_is_checked_without_opening_it(ws: Workspace, st
     assert pkg_redundant.range.end == types.Position(line=1, character=end_units)
 
 
-@pytest.mark.clients(*RICH_AND_BARE)
+@pytest.mark.clients(*FEATURE_CLIENTS)
 async def test_over_budget_matches_check(ws: Workspace, start: Starter) -> None:
     big = "".join(f"- Rule number {i}: {'x' * 60}\n" for i in range(600))  # > 32 KiB merged
     memory_file = ws.write("work/proj/pkg/GEMINI.md", big)
@@ -117,7 +117,7 @@ async def test_open_buffer_is_checked_as_typed(lsp: Session) -> None:
     await lsp.wait_diagnostics(memory_file, lambda d: d == [])
 
 
-@pytest.mark.clients(*RICH_AND_BARE)
+@pytest.mark.clients(*FEATURE_CLIENTS)
 async def test_close_falls_back_to_disk_or_withdraws(lsp: Session) -> None:
     ws = lsp.ws
     inside = ws.proj / "pkg" / "GEMINI.md"
@@ -134,7 +134,7 @@ async def test_close_falls_back_to_disk_or_withdraws(lsp: Session) -> None:
     await lsp.wait_diagnostics(outside, lambda d: d == [])
 
 
-@pytest.mark.clients(*RICH_AND_BARE)
+@pytest.mark.clients(*FEATURE_CLIENTS)
 async def test_non_memory_files_get_no_diagnostics(lsp: Session) -> None:
     ws = lsp.ws
     other = ws.write("work/proj/README.md", "- twice\n- twice\n")

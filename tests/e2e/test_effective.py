@@ -1,8 +1,8 @@
 """memory/effective: the merged memory an agent loads for a document, as `memory-lens show`
 gives it, for open and closed files, missing files and untitled buffers.
 
-The server's answer does not depend on the client's capabilities: these run with the richest
-and the emptiest capability sets."""
+The server's answer does not depend on the client's capabilities: these run with VS Code's,
+Neovim's and a bare client's capability sets (not also Neovim 0.7's)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from .conftest import Starter
-from .harness import EFFECTIVE, INVALID_PARAMS, RICH_AND_BARE, Session, Workspace, uri_of
+from .harness import EFFECTIVE, INVALID_PARAMS, FEATURE_CLIENTS, Session, Workspace, uri_of
 
-pytestmark = pytest.mark.clients(*RICH_AND_BARE)
+pytestmark = pytest.mark.clients(*FEATURE_CLIENTS)
 SOURCE_KEYS = ("path", "scope", "readable", "bytes", "tokens")
 
 

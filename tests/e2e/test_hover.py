@@ -9,9 +9,9 @@ import pytest
 from lsprotocol import types
 
 from .conftest import Starter
-from .harness import RICH_AND_BARE, Session, Workspace, uri_of
+from .harness import FEATURE_CLIENTS, Session, Workspace, uri_of
 
-pytestmark = pytest.mark.clients(*RICH_AND_BARE)
+pytestmark = pytest.mark.clients(*FEATURE_CLIENTS)
 
 PROJECT = "# Project\n- Use pnpm\n- Keep functions short\n- keep functions SHORT!\n- Only here\n"
 PACKAGE = "- Keep functions short\n- Package rule\n"

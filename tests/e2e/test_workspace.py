@@ -7,7 +7,7 @@ import pytest
 from lsprotocol import types
 
 from .conftest import Starter
-from .harness import CMD_LIST, CMD_REFRESH, RICH_AND_BARE, Workspace, wait_for
+from .harness import CMD_LIST, CMD_REFRESH, FEATURE_CLIENTS, Workspace, wait_for
 
 
 async def test_scan_reports_progress_when_supported(ws: Workspace, start: Starter) -> None:
@@ -30,7 +30,7 @@ async def test_scan_reports_progress_when_supported(ws: Workspace, start: Starte
     assert len(reports) <= 1  # a refresh does not start another progress
 
 
-@pytest.mark.clients(*RICH_AND_BARE)
+@pytest.mark.clients(*FEATURE_CLIENTS)
 async def test_multi_root(ws: Workspace, start: Starter) -> None:
     second = ws.project("work/second")
     ws.write("work/second/GEMINI.md", "- Second rule\n- second RULE\n")
@@ -48,7 +48,7 @@ async def test_multi_root(ws: Workspace, start: Starter) -> None:
     assert {e["path"] for e in first_folder} == {str(ws.proj / "GEMINI.md")}
 
 
-@pytest.mark.clients(*RICH_AND_BARE)
+@pytest.mark.clients(*FEATURE_CLIENTS)
 async def test_workspace_folders_change(ws: Workspace, start: Starter) -> None:
     second = ws.project("work/second")
     ws.write("work/second/GEMINI.md", "- Second rule\n- second RULE\n")
