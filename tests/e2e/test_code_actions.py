@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 from lsprotocol import types
 
 from .conftest import Starter
@@ -254,3 +255,28 @@ async def test_quick_fixes_remove_duplicate_and_redundant_entries(ws: Workspace,
     assert [a.kind for a in only_fixes] == [types.CodeActionKind.QuickFix]
     only_refactors = await lsp.code_actions(memory_file, (1, 2), (1, 10), diagnostics=[diag], only=["refactor"])
     assert only_refactors and all(a.kind.startswith("refactor") for a in only_refactors)
+
+
+async def test_quick_fixes_for_stale_diagnostics_remove_nothing(ws: Workspace, start: Starter) -> None:
+    """A diagnostic the client still shows after the text changed points at a line that may now
+    hold another entry: its quick fix is offered only while that line holds the entry it is about."""
+    memory_file = ws.write("work/proj/GEMINI.md", QUICK_FIX_TEXT)
+    lsp = await start()
+    lsp.open(memory_file)
+    diags = await lsp.wait_diagnostics(memory_file, lambda d: len(d) == 2)
+    (duplicate,) = [d for d in diags if d.code == "duplicate"]  # the entry on lines 5-6
+    lsp.change(memory_file, "- New first rule\n" + QUICK_FIX_TEXT)  # everything one line down
+    await lsp.wait_diagnostics(memory_file, lambda d: [x.range.start.line for x in d] == [2, 6])
+
+    async def fixes(diag: types.Diagnostic) -> list[types.CodeAction]:
+        actions = await lsp.code_actions(memory_file, (diag.range.start.line, 0), (diag.range.start.line, 0),
+                                         diagnostics=[diag])
+        return [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
+
+    assert await fixes(duplicate) == []  # line 5 now holds "- Keep it short"
+    assert await fixes(attrs.evolve(duplicate, data=None)) == []  # nothing to tell which entry it was about
+    (fresh,) = [d for d in lsp.diagnostics(memory_file) or [] if d.code == "duplicate"]
+    (fix,) = await fixes(fresh)
+    buffer = lsp.texts[lsp.uri(memory_file)]
+    got = apply_workspace_edit(fix.edit, lsp.encoding, buffers={lsp.uri(memory_file): buffer})
+    assert got == {memory_file: buffer.replace("- tabs,  NOT spaces\n    (except in YAML).\n", "").encode("utf-8")}

@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 
 from .conftest import Starter
-from .harness import FEATURE_CLIENTS, Session, Workspace, uri_of
+from .harness import GLOBAL_TEXT, FEATURE_CLIENTS, Session, Workspace, uri_of
 
 SEVERITIES = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
               "information": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint}
@@ -143,3 +143,32 @@ async def test_non_memory_files_get_no_diagnostics(lsp: Session) -> None:
     assert effective["projectRoot"] == str(ws.proj)
     assert lsp.diagnostics(other) is None
     assert os.path.exists(other)
+
+
+@pytest.mark.clients(*FEATURE_CLIENTS)
+async def test_buffer_edited_during_a_background_check_keeps_its_newer_diagnostics(
+        ws: Workspace, start: Starter) -> None:
+    """A background check (here: of every file, after the global file changed) checks open
+    buffers as they were when it began. A buffer edited meanwhile has had its newer version
+    checked and published already: the background check must not publish its older one over it."""
+    for i in range(1500):  # many batches to check before the last file: time to edit meanwhile
+        ws.write(f"work/proj/a{i:04d}/GEMINI.md", f"- Shared rule\n- Rule {i}\n")
+    first = ws.proj / "a0000" / "GEMINI.md"
+    last = ws.write("work/proj/zzz/GEMINI.md", "- Zed rule\n")  # checked last (path order)
+    late = ws.write("work/proj/zzy/GEMINI.md", "- Shared rule\n")  # checked with it
+    lsp = await start()
+    lsp.open(last)
+    await lsp.wait_diagnostics(last, lambda d: d == [])
+    await lsp.wait_diagnostics(first, lambda d: d == [])
+    since = len(lsp.did_change)
+    ws.global_file.write_text(GLOBAL_TEXT + "- Shared rule\n", encoding="utf-8")
+    await lsp.wait_diagnostics(first, lambda d: [x.code for x in d] == ["redundant"])  # the check has begun
+    version = lsp.change(last, "- Zed rule\n- zed RULE\n")
+    await lsp.wait_changed(ws.global_file, since)  # the check is over
+    await lsp.effective(last)  # and anything it sent has arrived
+    final = [p for p in lsp.published if p.uri == lsp.uri(last)][-1]
+    assert (final.version, [d.code for d in final.diagnostics]) == (version, ["duplicate"])
+    # The edit did land during the check: the check published its last batch after it.
+    edited = next(i for i, p in enumerate(lsp.published) if p.uri == lsp.uri(last) and p.version == version)
+    assert any(p.uri == lsp.uri(late) and p.diagnostics for p in lsp.published[edited:]), \
+        "the check ended before the edit (nothing was tested): give it more files to check"

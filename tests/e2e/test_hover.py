@@ -83,3 +83,11 @@ async def test_no_hover_where_there_is_nothing_to_say(lsp: Session) -> None:
     assert await hover(lsp, project, 999, 999) is None  # past the end
     assert await hover(lsp, ws.proj / "never-opened" / "GEMINI.md", 0) is None
     assert lsp.server_alive()
+
+
+async def test_hover_on_a_file_that_is_not_open(lsp: Session) -> None:
+    """A memory file the client has not opened is read from disk (the safe way: an unusable one,
+    a FIFO say, gets no hover; see test_robustness)."""
+    package = lsp.ws.proj / "pkg" / "GEMINI.md"
+    assert "appears only here" in markdown(await hover(lsp, package, 1))
+    assert "Effective memory here" in markdown(await hover(lsp, package, 0, 0))

@@ -12,7 +12,18 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 
 from .conftest import Starter
-from .harness import CMD_LIST, CMD_REMOVE, CMD_SAVE, EFFECTIVE, METHOD_NOT_FOUND, Session, Workspace, uri_of
+from .harness import (
+    CMD_EFFECTIVE,
+    CMD_LIST,
+    CMD_MOVE,
+    CMD_REMOVE,
+    CMD_SAVE,
+    EFFECTIVE,
+    METHOD_NOT_FOUND,
+    Session,
+    Workspace,
+    uri_of,
+)
 
 EMPTY = (None, [], {})
 
@@ -140,3 +151,63 @@ async def test_odd_files_are_reported_not_fatal(ws: Workspace, start: Starter) -
         result = await lsp.effective(variant)
         assert result["sources"][-1]["path"] == str(odd / "GEMINI.md"), variant
         assert result["sources"][-1]["uri"] == uri
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+async def test_fifos_that_are_not_open_get_empty_answers(ws: Workspace, start: Starter) -> None:
+    """A document that is not open is read from disk the safe way, never opened when it is a
+    FIFO: opening one blocks until a writer comes, which would stop the server for good."""
+    (ws.proj / "pipe").mkdir()
+    memory_fifo, other_fifo = ws.proj / "pipe" / "GEMINI.md", ws.proj / "notes.txt"
+    os.mkfifo(memory_fifo)
+    os.mkfifo(other_fifo)
+    lsp = await start()
+    at0 = {"line": 0, "character": 0}
+    selection = {"start": at0, "end": {"line": 1, "character": 0}}
+    try:
+        uri = lsp.uri(memory_fifo)
+        assert await lsp.raw_request("textDocument/hover", {"textDocument": {"uri": uri}, "position": at0}) is None
+        assert await lsp.raw_request("textDocument/documentSymbol", {"textDocument": {"uri": uri}}) in EMPTY
+        for fifo in (memory_fifo, other_fifo):
+            actions = await lsp.raw_request("textDocument/codeAction", {
+                "textDocument": {"uri": lsp.uri(fifo)}, "range": selection, "context": {"diagnostics": []}})
+            assert actions in EMPTY, fifo
+        # A didChange without changes for it (pygls then leaves the document unopened).
+        lsp.raw_notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": []})
+        assert (await lsp.effective(ws.proj))["projectRoot"] == str(ws.proj)  # still answering
+    finally:
+        for fifo in (memory_fifo, other_fifo):  # a server stuck reading one: let it go (end of file)
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass  # no reader: nothing is stuck
+
+
+async def test_uris_the_system_cannot_name(ws: Workspace, start: Starter) -> None:
+    """`%00` (a NUL byte) and names too long: treated like non-file URIs (global memory only,
+    empty answers, InvalidParams where a file is required), never an internal error, and an
+    open document with such a URI does not stop the server's own watch."""
+    lsp = await start(env={"MEMORY_LENS_WATCHER": "poll"})  # the poller alone must see changes
+    nul = "file://" + str(ws.proj / "a%00b" / "GEMINI.md")
+    too_long = lsp.uri(ws.proj / ("x" * 300) / "GEMINI.md")
+    global_only = [str(ws.global_file)]
+    for odd in (nul, too_long):
+        lsp.raw_notify("textDocument/didOpen", {"textDocument": {
+            "uri": odd, "languageId": "markdown", "version": 1, "text": "- dup\n- dup\n"}})
+        for result in (await lsp.effective(odd), await lsp.command(CMD_EFFECTIVE, {"uri": odd})):
+            assert [s["path"] for s in result["sources"]] == global_only, odd
+            assert (result["projectRoot"], result["targetDir"]) == (None, None)
+        at0 = {"line": 0, "character": 0}
+        for method, params in [
+            ("textDocument/hover", {"textDocument": {"uri": odd}, "position": at0}),
+            ("textDocument/documentSymbol", {"textDocument": {"uri": odd}}),
+            ("textDocument/codeLens", {"textDocument": {"uri": odd}}),
+            ("workspace/executeCommand", {"command": CMD_REMOVE, "arguments": [{"uri": odd, "line": 1}]}),
+            ("workspace/executeCommand", {"command": CMD_MOVE, "arguments": [{"uri": odd, "line": 1, "scope": "global"}]}),
+        ]:
+            await error_or_empty(lsp, method, params)
+        saved = await lsp.command(CMD_SAVE, {"text": f"Saved from {len(odd)}", "uri": odd})
+        assert saved["path"] == str(ws.proj / "GEMINI.md")  # as from an untitled buffer: the first folder
+    ws.global_file.write_text("- twice\n- twice\n", encoding="utf-8")
+    await lsp.wait_diagnostics(ws.global_file, lambda d: [x.code for x in d] == ["duplicate"])
+    assert lsp.server_alive()

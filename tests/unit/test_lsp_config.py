@@ -50,6 +50,7 @@ def test_filenames_as_a_comma_separated_string() -> None:
     ("filenames", {"GEMINI.md": True}),
     ("globalDir", 5),
     ("globalDir", ["~/x"]),
+    ("globalDir", "/home/me/a\0b"),  # no path has a NUL byte: every use of it would fail
     ("tokenBudget", -1),
     ("tokenBudget", True),
     ("tokenBudget", 1.5),

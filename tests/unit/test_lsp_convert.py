@@ -34,6 +34,10 @@ UTF8, UTF16, UTF32 = types.PositionEncodingKind.Utf8, types.PositionEncodingKind
     ("", None),
     (None, None),
     (5, None),
+    # Paths the system cannot name are no paths at all: like non-file URIs.
+    ("file:///tmp/a%00b/GEMINI.md", None),
+    ("file:///tmp/" + "a" * 300 + "/GEMINI.md", None),
+    ("file:///tmp/" + "/".join(["b" * 200] * 25) + "/GEMINI.md", None),
 ])
 def test_uri_to_path(uri: object, path: Path | None) -> None:
     assert uri_to_path(uri) == path  # type: ignore[arg-type]

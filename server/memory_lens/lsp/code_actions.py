@@ -7,7 +7,8 @@ ask before applying it. A selection already saved is not offered again: the acti
 (disabled, where the client supports that). Clients that cannot create files get the
 `memoryLens.server.save` command instead of an edit for a missing memory file.
 
-Quick fixes remove a duplicate or a redundant entry flagged by a diagnostic.
+Quick fixes remove a duplicate or a redundant entry flagged by a diagnostic, only while that
+entry is still where the diagnostic says (its normalised text travels in the diagnostic's `data`).
 """
 
 from __future__ import annotations
@@ -23,22 +24,25 @@ from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import EntryTextError, plan_add
 from memory_lens.core.entries import memory_file_for
 from memory_lens.core.files import FileStatus
-from memory_lens.core.markdown import clean_entry_text, parse
+from memory_lens.core.markdown import Entry, clean_entry_text, parse
 from memory_lens.lsp import protocol
-from memory_lens.lsp.convert import uri_to_path
+from memory_lens.lsp.convert import plain, uri_to_path
 from memory_lens.lsp.edits import add_entry_edit, can_create_files, remove_entry_edit
-from memory_lens.lsp.effective import target_dir_of
+from memory_lens.lsp.effective import uri_target_dir
 from memory_lens.lsp.server import MemoryLensServer
 
 QUICK_FIX = types.CodeActionKind.QuickFix
 
 
 def selected_text(ls: MemoryLensServer, uri: str, rng: types.Range) -> str:
-    """The text of RNG in document URI ("" when the range is empty or out of the document)."""
+    """The text of RNG in document URI ("" when the range is empty, out of the document, or the
+    document is neither open nor a usable file)."""
     if rng.start == rng.end:
         return ""
+    doc = ls.document(uri)
+    if doc is None:
+        return ""
     try:
-        doc = ls.workspace.get_text_document(uri)
         lines = doc.lines
         if rng.start.line >= len(lines) and rng.end.line >= len(lines):
             return ""
@@ -71,8 +75,8 @@ def _disabled(ls: MemoryLensServer, title: str, reason: str) -> types.CodeAction
 def save_action(ls: MemoryLensServer, uri: str, text: str, scope: Scope) -> types.CodeAction | None:
     """The "Save selection to … memory" action for SCOPE, or None when it cannot be offered."""
     title = protocol.SAVE_PROJECT_TITLE if scope is Scope.PROJECT else protocol.SAVE_GLOBAL_TITLE
-    doc_path = uri_to_path(uri)
-    root = find_project_root(target_dir_of(doc_path)) if doc_path is not None else None
+    directory = uri_target_dir(uri)
+    root = find_project_root(directory) if directory is not None else None
     if scope is Scope.PROJECT and root is None:
         return _disabled(ls, title, "This file is not inside a project (no .git found above it)")
     path = memory_file_for(scope, root, ls.settings)
@@ -96,6 +100,18 @@ def save_action(ls: MemoryLensServer, uri: str, text: str, scope: Scope) -> type
     return types.CodeAction(title=title, kind=protocol.SAVE_ACTION_KIND, edit=edit)
 
 
+def _flagged_entry(text: str, diag: types.Diagnostic) -> Entry | None:
+    """The entry DIAG is about, if TEXT still has it where DIAG says: an entry starting on the
+    diagnostic's first line whose normalised text is the one the diagnostic carries (`data`).
+    A stale diagnostic (the text has changed since) points at another entry or at none."""
+    data = plain(diag.data)
+    wanted = data.get("entry") if isinstance(data, dict) else None
+    entry = parse(text).entry_at(diag.range.start.line)
+    if not isinstance(wanted, str) or entry is None or entry.line != diag.range.start.line:
+        return None
+    return entry if entry.normalized == wanted else None
+
+
 def quick_fix(ls: MemoryLensServer, uri: str, diag: types.Diagnostic) -> types.CodeAction | None:
     """"Remove duplicate/redundant entry" for one of our diagnostics, if still accurate."""
     if diag.source != protocol.DIAGNOSTIC_SOURCE or diag.code not in (DUPLICATE, REDUNDANT):
@@ -104,9 +120,7 @@ def quick_fix(ls: MemoryLensServer, uri: str, diag: types.Diagnostic) -> types.C
     if path is None:
         return None
     text, _ = _current_text(ls, path)
-    if text is None:
-        return None
-    entry = parse(text).entry_at(diag.range.start.line)
+    entry = _flagged_entry(text, diag) if text is not None else None
     if entry is None:
         return None
     title = "Remove duplicate entry" if diag.code == DUPLICATE else "Remove redundant entry"

@@ -31,7 +31,10 @@ def register(server: MemoryLensServer) -> None:
         assert path is not None
         if ls.open_doc(path) is None and not os.path.lexists(path):
             return []  # an unknown URI: neither open nor on disk
-        memory = ls.store.memory_for(target_dir_of(path))
+        directory = target_dir_of(path)
+        if directory is None:
+            return []
+        memory = ls.store.memory_for(directory)
         files = sum(1 for s in memory.sources if s.readable and s.content)
         title = lens_title(files, memory.tokens)
         start = types.Position(line=0, character=0)

@@ -50,7 +50,7 @@ def parse_config(raw: Any, base: ServerConfig, warn: Callable[[str], None]) -> S
             warn(f"ignoring setting memoryLens.filenames={value!r}: {err}")
     if "globalDir" in data and data["globalDir"] not in (None, ""):
         value = data["globalDir"]
-        if isinstance(value, str):
+        if isinstance(value, str) and "\0" not in value:  # no path has a NUL byte
             cfg = replace(cfg, global_dir=value)
         else:
             warn(f"ignoring setting memoryLens.globalDir={value!r}: expected a directory path")

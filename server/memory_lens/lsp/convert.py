@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 from pathlib import Path
@@ -14,19 +15,35 @@ from pygls.uris import from_fs_path, to_fs_path, uri_scheme
 
 
 def uri_to_path(uri: str) -> Path | None:
-    """The filesystem path of a `file:` URI, else None (untitled buffers, other schemes)."""
+    """The filesystem path of a `file:` URI, else None: untitled buffers, other schemes, and
+    paths the system cannot name (a NUL byte, `%00`; a name or path too long), so that such a
+    URI is treated like any non-file URI rather than failing every path operation later."""
     if not isinstance(uri, str):
         return None
     return _uri_to_path(uri)
 
 
-# Both conversions are pure and hot (every request, every diagnostic): remember recent ones.
+# Both conversions are hot (every request, every diagnostic): remember recent ones.
 @functools.lru_cache(maxsize=4096)
 def _uri_to_path(uri: str) -> Path | None:
     if uri_scheme(uri) != "file":
         return None
     fs = to_fs_path(uri)
-    return Path(fs) if fs else None
+    return Path(fs) if fs and nameable(fs) else None
+
+
+def nameable(path: str) -> bool:
+    """False when the system cannot name PATH at all: a NUL byte in it, or a name or a path
+    longer than its limits (ENAMETOOLONG). A path that merely does not exist is nameable."""
+    if "\0" in path:
+        return False
+    try:
+        os.lstat(path)
+    except OSError as err:
+        return err.errno != errno.ENAMETOOLONG
+    except ValueError:  # anything else the system refuses to take as a path
+        return False
+    return True
 
 
 @functools.lru_cache(maxsize=4096)

@@ -48,8 +48,10 @@ def _uri(path: Path) -> str:
     return path_to_uri(path)
 
 
-def to_diagnostic(f: Finding, lines: list[str], encoding: Any) -> types.Diagnostic:
-    """One finding as an LSP diagnostic over the entry's lines (line 0 for file-wide findings)."""
+def to_diagnostic(f: Finding, lines: list[str], encoding: Any, entry: str | None = None) -> types.Diagnostic:
+    """One finding as an LSP diagnostic over the entry's lines (line 0 for file-wide findings).
+    ENTRY, the normalised text of the entry a finding is about, goes into `data`: a quick fix
+    checks it is still that entry before removing anything."""
     start = f.line - 1
     end = max(start, (f.end_line or f.line) - 1)
     rng = lines_range(lines, start, end, encoding) if lines else types.Range(
@@ -64,8 +66,18 @@ def to_diagnostic(f: Finding, lines: list[str], encoding: Any) -> types.Diagnost
         source=DIAGNOSTIC_SOURCE,
         related_information=related or None,
         tags=_UNNECESSARY if f.code in (DUPLICATE, REDUNDANT) else None,
-        data={"code": f.code, "line": f.line, "endLine": f.end_line or f.line},
+        data={"code": f.code, "line": f.line, "endLine": f.end_line or f.line,
+              **({"entry": entry} if entry is not None else {})},
     )
+
+
+def _entry_keys(store: MemoryStore, path: Path, text: str, findings: list[Finding]) -> dict[int, str]:
+    """The normalised text of each entry of TEXT by 1-based first line, when some finding is
+    about an entry (the parsed entries are the store's cached ones, from the check just done)."""
+    if not any(f.code in (DUPLICATE, REDUNDANT) for f in findings):
+        return {}
+    indexed = store.entries(path, text)
+    return {line + 1: key for line, key in zip(indexed.lines, indexed.keys)}
 
 
 def diagnostics_for(
@@ -80,7 +92,9 @@ def diagnostics_for(
         text = got.text if got.ok else ""
     # Only the text of lines matters here; without `\r`, a plain split gives the same lines.
     lines = split_lines(text) if "\r" in text else text.split("\n") if text else []
-    return [to_diagnostic(f, lines, encoding) for f in findings]
+    keys = _entry_keys(store, path, text, findings)
+    return [to_diagnostic(f, lines, encoding, keys.get(f.line) if f.code in (DUPLICATE, REDUNDANT) else None)
+            for f in findings]
 
 
 def compute(

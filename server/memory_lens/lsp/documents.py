@@ -15,12 +15,13 @@ from memory_lens.lsp.server import MemoryLensServer
 
 
 def check_open_document(ls: MemoryLensServer, uri: str, force: bool = False) -> None:
-    """Check the open buffer URI (a memory file) and publish its diagnostics."""
+    """Check the open buffer URI (a memory file) and publish its diagnostics. Nothing for a
+    document that is not open (a didChange without changes for it): its file is never read here."""
     path = uri_to_path(uri)
-    if not ls.is_memory_path(path):
+    doc = ls.open_text_document(uri)
+    if not ls.is_memory_path(path) or doc is None:
         return
     assert path is not None
-    doc = ls.workspace.get_text_document(uri)
     diags = diagnostics.diagnostics_for(ls.store, path, doc.source, ls.position_encoding)
     diagnostics.publish(ls, path, diags, doc.version, force=force)
 

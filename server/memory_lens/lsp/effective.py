@@ -3,11 +3,13 @@
 Params `{"textDocument": {"uri"}, "annotated"?: bool}`. The result mirrors
 `memory-lens show --format json` (camelCase), with file URIs, a token estimate, and a `dirty`
 flag on each source that is open with unsaved edits. Non-`file:` URIs (untitled buffers) get the
-global memory only. Files need not be open, nor exist: the nearest existing directory is used.
+global memory only, and so do file URIs the system cannot resolve (a `%00` in them, a name too
+long). Files need not be open, nor exist: the nearest existing directory is used.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -21,34 +23,53 @@ from memory_lens.lsp.protocol import EFFECTIVE_REQUEST
 from memory_lens.lsp.server import MemoryLensServer
 
 
-def target_dir_of(path: Path) -> Path:
+def target_dir_of(path: Path) -> Path | None:
     """The directory memory is loaded for: the file's own directory (symlinks resolved), or the
-    nearest existing ancestor when the file or its directory does not exist yet."""
-    real = Path(realpath(path))
+    nearest existing ancestor when the file or its directory does not exist yet. None when the
+    system cannot resolve PATH at all (a NUL byte, a name too long): callers treat it like a
+    non-file URI."""
     try:
-        if stat.S_ISDIR(os.stat(real).st_mode):
-            return real
-        return real.parent  # something is there, so its directory exists
-    except OSError:
-        pass
-    directory = real.parent
-    while not directory.is_dir() and directory != directory.parent:
-        directory = directory.parent
-    return directory
+        real = Path(realpath(path))
+        try:
+            if stat.S_ISDIR(os.stat(real).st_mode):
+                return real
+            return real.parent  # something is there, so its directory exists
+        except FileNotFoundError:
+            pass
+        except OSError as err:
+            if err.errno == errno.ENAMETOOLONG:
+                return None
+        directory = real.parent
+        while not directory.is_dir() and directory != directory.parent:
+            directory = directory.parent
+        return directory
+    except (OSError, ValueError):
+        return None
+
+
+def uri_target_dir(uri: str) -> Path | None:
+    """`target_dir_of` the path of URI; None for non-file URIs and paths that cannot be used."""
+    path = uri_to_path(uri)
+    return None if path is None else target_dir_of(path)
+
+
+def memory_at(ls: MemoryLensServer, directory: Path | None) -> Memory:
+    """The effective memory for DIRECTORY; the global memory only when there is none."""
+    if directory is None:
+        cands = tuple(Candidate(p, Scope.GLOBAL) for p in ls.settings.global_files())
+        return merge_plan(ChainPlan(target_dir=Path("/"), project_root=None, candidates=cands), ls.store.read)
+    return ls.store.memory_for(directory)
 
 
 def memory_for_uri(ls: MemoryLensServer, uri: str) -> Memory:
     """The effective memory for URI (global memory only for non-file URIs)."""
-    path = uri_to_path(uri)
-    if path is None:
-        cands = tuple(Candidate(p, Scope.GLOBAL) for p in ls.settings.global_files())
-        return merge_plan(ChainPlan(target_dir=Path("/"), project_root=None, candidates=cands), ls.store.read)
-    return ls.store.memory_for(target_dir_of(path))
+    return memory_at(ls, uri_target_dir(uri))
 
 
 def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False) -> dict[str, Any]:
     """The memory/effective result for URI."""
-    memory = memory_for_uri(ls, uri)
+    directory = uri_target_dir(uri)
+    memory = memory_at(ls, directory)
     docs = ls.open_memory_docs()
     sources = []
     for s in memory.sources:
@@ -66,7 +87,7 @@ def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False) ->
     result: dict[str, Any] = {
         "text": memory.text,
         "projectRoot": None if memory.project_root is None else str(memory.project_root),
-        "targetDir": None if uri_to_path(uri) is None else str(memory.target_dir),
+        "targetDir": None if directory is None else str(memory.target_dir),
         "tokens": memory.tokens,
         "sources": sources,
     }

@@ -42,8 +42,10 @@ def summary(memory: Memory, budget_bytes: int | None, budget_tokens: int | None)
     return "\n".join(lines)
 
 
-def entry_hover(ls: MemoryLensServer, path: Path, text: str, line: int) -> str | None:
-    entry = parse(text).entry_at(line)
+def entry_hover(ls: MemoryLensServer, path: Path, directory: Path, text: str, line: int) -> str | None:
+    """Where else the entry on LINE of memory file PATH (in DIRECTORY, with TEXT) appears."""
+    outline = parse(text)
+    entry = outline.entry_at(line)
     if entry is None:
         return None
     key = entry.normalized
@@ -51,9 +53,9 @@ def entry_hover(ls: MemoryLensServer, path: Path, text: str, line: int) -> str |
         return None
     real = os.path.realpath(path)
     out: list[str] = []
-    here = [e.line for e in parse(text).entries if e.normalized == key and e.line != entry.line]
+    here = [e.line for e in outline.entries if e.normalized == key and e.line != entry.line]
     out += [f"- duplicate in this file: {link(path, n)}" for n in here]
-    memory = ls.store.memory_for(target_dir_of(path))
+    memory = ls.store.memory_for(directory)
     general = []
     for s in memory.sources:
         if s.real_path is not None and os.fspath(s.real_path) == real:
@@ -86,18 +88,18 @@ def register(server: MemoryLensServer) -> None:
         if not ls.is_memory_path(path):
             return None
         assert path is not None
-        try:
-            text = ls.workspace.get_text_document(params.text_document.uri).source
-        except Exception:
+        doc = ls.document(params.text_document.uri)  # None for an unusable file: no hover
+        directory = target_dir_of(path)
+        if doc is None or directory is None:
             return None
         line = params.position.line
         parts = []
-        entry = entry_hover(ls, path, text, line)
+        entry = entry_hover(ls, path, directory, doc.source, line)
         if entry:
             parts.append(entry)
         if line == 0:
             s = ls.settings
-            parts.append(summary(ls.store.memory_for(target_dir_of(path)), s.budget_bytes, s.budget_tokens))
+            parts.append(summary(ls.store.memory_for(directory), s.budget_bytes, s.budget_tokens))
         if not parts:
             return None
         return types.Hover(contents=types.MarkupContent(kind=markup_kind(ls), value="\n\n---\n\n".join(parts)))

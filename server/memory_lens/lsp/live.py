@@ -5,13 +5,17 @@ for work: a full pass (rescan the workspace, recheck every file) or a partial on
 memory files and the files below them). One job runs at a time on a worker thread; requests
 that arrive meanwhile are merged into the next job. After each job the engine republishes
 diagnostics that changed, refreshes code lenses (`workspace/codeLens/refresh`) and sends
-`memory/didChange` with the URIs of the memory files that changed.
+`memory/didChange` with the URIs of the memory files that changed. Diagnostics computed from an
+open buffer are published only if that buffer is still the same (same version and text) when the
+job ends, and those computed from disk only if the file is still not open: the document handlers
+have published fresher ones otherwise.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +27,7 @@ from memory_lens.lsp.convert import path_to_uri, uri_to_path
 from memory_lens.lsp.protocol import DID_CHANGE_NOTIFICATION
 
 if TYPE_CHECKING:
-    from memory_lens.lsp.server import MemoryLensServer
+    from memory_lens.lsp.server import MemoryLensServer, OpenDoc
 
 log = logging.getLogger("memory_lens.lsp")
 CHECK_BATCH = 100  # memory files checked per step of a job
@@ -91,7 +95,7 @@ class LiveEngine:
             store.invalidate()
         else:
             for path in changed:
-                exists = path.exists() or path.is_symlink()
+                exists = os.path.lexists(path)  # False too for a path the system cannot name
                 in_scope = path in set(store.settings.global_files()) or any(
                     path.is_relative_to(f) for f in ls.folders())
                 if exists and in_scope and ls.is_memory_path(path):
@@ -116,19 +120,31 @@ class LiveEngine:
         for start in range(0, len(ordered), CHECK_BATCH):
             results = await asyncio.to_thread(diagnostics.compute, store, ordered[start:start + CHECK_BATCH],
                                               texts, ls.position_encoding)
-            for path, diags in results.items():
-                doc = docs.get(path)
-                diagnostics.publish(ls, path, diags, doc.version if doc else None)
+            self._publish(results, docs)
         gone = before - known
         if full:
             # New settings come with a new store that knows nothing yet: what was published
             # under the old settings (AGENTS.md no longer a memory name, say) must go too.
             gone |= {p for uri in list(ls.published) if (p := uri_to_path(uri)) is not None} - known
+        still_open = ls.open_memory_docs()
         for path in gone:
-            if path not in docs:
+            if path not in still_open:
                 diagnostics.clear(ls, path)
         uris = sorted(path_to_uri(p) for p in (known | gone if full else changed))
         self.notify_changed(uris)
+
+    def _publish(self, results: dict[Path, list[types.Diagnostic]], snapshot: dict[Path, OpenDoc]) -> None:
+        """Publish RESULTS, computed in a worker thread from SNAPSHOT (the open buffers when the
+        job started), except for a file opened, changed or closed since: its document handler
+        has already published diagnostics for its newer state, which these would overwrite."""
+        ls = self.ls
+        now = ls.open_memory_docs()
+        for path, diags in results.items():
+            then, current = snapshot.get(path), now.get(path)
+            if not _same_buffer(then, current):
+                log.debug("not publishing stale diagnostics of %s (its buffer changed meanwhile)", path)
+                continue
+            diagnostics.publish(ls, path, diags, current.version if current else None)
 
     def notify_changed(self, uris: list[str]) -> None:
         """Tell the client memory changed: `memory/didChange` and a code lens refresh."""
@@ -162,3 +178,11 @@ class LiveEngine:
                 message=f"{count} memory file{'s' if count != 1 else ''}"))
         except Exception as err:
             log.info("progress end failed: %s", err)
+
+
+def _same_buffer(then: OpenDoc | None, now: OpenDoc | None) -> bool:
+    """Whether a memory file's open state is what it was: closed then and now, or the same
+    buffer (URI, version and text) open then and now."""
+    if then is None or now is None:
+        return then is None and now is None
+    return (then.uri, then.version) == (now.uri, now.version) and then.text == now.text

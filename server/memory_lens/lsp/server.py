@@ -12,14 +12,17 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.workspace import TextDocument
 
 from memory_lens import __version__
+from memory_lens.core.files import read_memory_file
 from memory_lens.core.settings import Settings
 from memory_lens.lsp.config import ServerConfig, parse_config, to_settings
 from memory_lens.lsp.convert import plain_params_converter, uri_to_path
@@ -145,7 +148,7 @@ class MemoryLensServer(LanguageServer):
             p = uri_to_path(workspace.root_uri)
             if p is not None:
                 paths.append(p)
-        return [Path(os.path.realpath(p)) for p in paths if p.is_dir()]
+        return [real for p in paths if (real := real_dir(p)) is not None]
 
     def is_memory_path(self, path: Path | None) -> bool:
         return path is not None and path.name in self.settings.filenames
@@ -167,12 +170,42 @@ class MemoryLensServer(LanguageServer):
     def open_doc(self, path: Path) -> OpenDoc | None:
         return self.open_memory_docs().get(path)
 
+    def open_text_document(self, uri: str) -> TextDocument | None:
+        """The open document URI, or None. Never pygls's `get_text_document`: for a document
+        that is not open, that one reads the file on the event loop whatever it is, and a FIFO
+        blocks the loop, and so the whole server, forever."""
+        try:
+            return self.workspace.text_documents.get(unquote(uri))  # keyed as pygls keys them
+        except RuntimeError:  # not initialized yet
+            return None
+
+    def document(self, uri: str) -> TextDocument | None:
+        """Document URI as the client sees it: the open buffer, else the file read the safe way
+        (a FIFO or a device is never opened), or None when there is no usable text."""
+        doc = self.open_text_document(uri)
+        path = uri_to_path(uri)
+        if doc is not None or path is None:
+            return doc
+        # Memory files through the store (cached); any other file is read once, not kept.
+        got = self.store.read(path) if self.is_memory_path(path) else read_memory_file(path)
+        if not got.ok:
+            return None
+        return TextDocument(uri, source=got.text, position_codec=self.workspace.position_codec)
+
     @property
     def position_encoding(self) -> Any:
         try:
             return self.workspace.position_encoding
         except RuntimeError:
             return types.PositionEncodingKind.Utf16
+
+
+def real_dir(path: Path) -> Path | None:
+    """PATH resolved, when it is a directory; None otherwise, or when the system cannot name it."""
+    try:
+        return Path(os.path.realpath(path)) if path.is_dir() else None
+    except (OSError, ValueError):
+        return None
 
 
 def build_server(settings: Settings, debug: bool = False) -> MemoryLensServer:

@@ -95,11 +95,10 @@ def register(server: MemoryLensServer) -> None:
         path = uri_to_path(uri)
         if not ls.is_memory_path(path):
             return []
-        try:
-            text = ls.workspace.get_text_document(uri).source
-        except Exception:
+        doc = ls.document(uri)  # the open buffer, else the file read safely; None if unusable
+        if doc is None:
             return []
-        outline = parse(text)
+        outline = parse(doc.source)
         if ls.supports("text_document.document_symbol.hierarchical_document_symbol_support"):
             return document_symbols(outline, ls.position_encoding)
         return flat_symbols(uri, outline, ls.position_encoding)

@@ -24,7 +24,7 @@ from lsprotocol import types
 from memory_lens.core.discovery import GIT_MARKER, local_dirs, find_project_root
 from memory_lens.core.scan import GEMINI_IGNORE, GIT_IGNORE
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
-from memory_lens.lsp.server import MemoryLensServer
+from memory_lens.lsp.server import MemoryLensServer, real_dir
 from memory_lens.lsp.store import identity
 
 log = logging.getLogger("memory_lens.lsp")
@@ -119,6 +119,8 @@ def watch_set(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
 
 
 def _doc_dirs(ls: MemoryLensServer) -> list[Path]:
+    """The workspace folders and the directories of the open documents, resolved. A document
+    whose directory the system cannot resolve is left out: it must not stop the watch."""
     dirs = list(ls.folders())
     try:
         uris = list(ls.workspace.text_documents.keys())
@@ -126,10 +128,9 @@ def _doc_dirs(ls: MemoryLensServer) -> list[Path]:
         uris = []
     for uri in uris:
         p = uri_to_path(uri)
-        if p is not None:
-            d = Path(os.path.realpath(p.parent))
-            if d.is_dir() and d not in dirs:
-                dirs.append(d)
+        d = real_dir(p.parent) if p is not None else None
+        if d is not None and d not in dirs:
+            dirs.append(d)
     return dirs
 
 
