@@ -220,3 +220,52 @@ async def test_move_a_global_entry_to_project_memory(lsp: Session) -> None:
     assert result["path"] == str(other / "GEMINI.md")
     assert (other / "GEMINI.md").read_text(encoding="utf-8") == "## Gemini Added Memories\n- Use pnpm\n"
     assert ws.global_file.read_text(encoding="utf-8") == "# Global\n"
+
+
+@pytest.mark.clients(*FEATURE_CLIENTS)
+async def test_remove_and_move_edit_memory_files_only(lsp: Session) -> None:
+    ws = lsp.ws
+    readme = ws.write("work/proj/README.md", "# Readme\n- Important bullet\n")
+    code = ws.write("work/proj/src/app2.py", "x = 1\n- y\n")
+    for path in (readme, code):
+        before = path.read_bytes()
+        for command, args in ((CMD_REMOVE, {"uri": lsp.uri(path), "line": 2}),
+                              (CMD_MOVE, {"uri": lsp.uri(path), "line": 2, "scope": "global"})):
+            message = await fails(lsp, command, args, code=REQUEST_FAILED)
+            assert "not a memory file" in message and "GEMINI.md" in message and "\n" not in message
+            assert path.read_bytes() == before
+    assert "Important bullet" not in ws.global_file.read_text(encoding="utf-8")
+
+
+async def test_remove_from_an_open_buffer_with_unsaved_edits(lsp: Session) -> None:
+    """Like save: the entry goes from the buffer, not the disk, when the client can apply edits.
+    `line` is a line of the file on disk (as `list` gives it): the buffer's copy of that entry
+    goes, wherever the unsaved edits have moved it."""
+    ws = lsp.ws
+    project_file = ws.proj / "GEMINI.md"
+    disk = project_file.read_bytes()
+    lsp.open(project_file)
+    buffer = "- Typed, not saved\n" + disk.decode("utf-8")  # every entry one line further down
+    lsp.change(project_file, buffer)
+    copy = ws.write("buffer-copy/GEMINI.md", buffer)
+    expected = await cli_remove_on_copy(ws, copy, "Keep functions short")
+    result = await lsp.command(CMD_REMOVE, {"uri": lsp.uri(project_file), "line": 7})
+    assert (result["text"], result["path"], result["scope"]) == ("Keep functions short", str(project_file), "project")
+    if lsp.supports("workspace.apply_edit"):
+        assert result["unsaved"] is True and result["line"] == 8  # where it is in the buffer
+        assert project_file.read_bytes() == disk
+        (applied,) = lsp.applied
+        assert apply_workspace_edit(applied.edit, lsp.encoding, buffers={lsp.uri(project_file): buffer}) == {
+            project_file: expected}
+        # By text, too; and an entry the buffer no longer has is refused, nothing removed anywhere.
+        result = await lsp.command(CMD_REMOVE, {"text": "the API lives in SRC/API", "uri": lsp.uri(project_file)})
+        assert (result["unsaved"], result["line"]) == (True, 11)
+        lsp.change(project_file, buffer.replace("- Run tests with pytest\n", ""))
+        message = await fails(lsp, CMD_REMOVE, {"uri": lsp.uri(project_file), "line": 6}, code=REQUEST_FAILED)
+        assert "unsaved" in message
+        await fails(lsp, CMD_MOVE, {"uri": lsp.uri(project_file), "line": 6, "scope": "global"}, code=REQUEST_FAILED)
+        assert len(lsp.applied) == 2 and project_file.read_bytes() == disk
+        assert "Run tests" not in ws.global_file.read_text(encoding="utf-8")
+    else:
+        assert lsp.applied == [] and "unsaved" not in result and result["line"] == 7
+        assert b"Keep functions short" not in project_file.read_bytes()

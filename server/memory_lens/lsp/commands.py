@@ -2,7 +2,9 @@
 
 Each command takes one object argument. Lines in arguments and results are 1-based (as in
 `memory-lens list --format json`); `range` fields are LSP ranges (0-based). Failures come back
-as JSON-RPC errors whose message is one line a user can act on.
+as JSON-RPC errors whose message is one line a user can act on. `remove` and `move` edit memory
+files only. `save` and `remove` change the buffer instead of the disk when the memory file is
+open with unsaved edits (see `buffers`).
 """
 
 from __future__ import annotations
@@ -11,11 +13,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from memory_lens.core.discovery import Scope
-from memory_lens.core.edit import EntryTextError, plan_add
+from memory_lens.core.edit import EntryTextError, find_entry
 from memory_lens.core.entries import (
     EntryNotFoundError,
     NoProjectError,
@@ -26,13 +27,13 @@ from memory_lens.core.entries import (
     resolve_scope,
     save_entry,
 )
-from memory_lens.core.markdown import parse, split_lines
+from memory_lens.core.markdown import Entry, clean_entry_text, parse, split_lines
 from memory_lens.core.writer import MemoryFileError
 from memory_lens.lsp import protocol
+from memory_lens.lsp.buffers import entry_in_buffer, remove_in_buffer, save_in_buffer, unsaved_buffer
 from memory_lens.lsp.convert import first_object, lines_range, path_to_uri, uri_to_path
-from memory_lens.lsp.edits import add_entry_edit
-from memory_lens.lsp.effective import effective_result, memory_for_uri, target_dir_of
-from memory_lens.lsp.server import MemoryLensServer
+from memory_lens.lsp.effective import effective_result, memory_at, memory_for_uri, uri_target_dir
+from memory_lens.lsp.server import MemoryLensServer, OpenDoc
 
 
 class RequestFailed(JsonRpcException):
@@ -65,10 +66,11 @@ def _line_arg(args: dict) -> int:
 
 
 def target_dir_for(ls: MemoryLensServer, uri: str | None) -> Path | None:
-    """Where project memory is looked up: the document's directory, else the first folder."""
-    path = uri_to_path(uri) if uri else None
-    if path is not None:
-        return target_dir_of(path)
+    """Where project memory is looked up: the document's directory, else (no URI, or one that
+    names no usable file path) the first folder."""
+    directory = uri_target_dir(uri) if uri else None
+    if directory is not None:
+        return directory
     folders = ls.folders()
     return folders[0] if folders else None
 
@@ -84,7 +86,8 @@ def _failed(err: Exception) -> RequestFailed:
 
 
 def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
-    """Save `text` in `scope` memory (project by default inside a project)."""
+    """Save `text` in `scope` memory (project by default inside a project); into the buffer
+    when that memory file is open with unsaved edits (see `buffers`)."""
     text = _str_arg(args, "text")
     scope = _scope_arg(args)
     uri = _str_arg(args, "uri", required=False)
@@ -98,9 +101,9 @@ def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
         else:
             chosen, root = resolve_scope(scope, directory)
         path = memory_file_for(chosen, root, ls.settings)
-        doc = ls.open_doc(path)
-        if doc is not None and doc.text != ls.store.read(path).text and ls.supports("workspace.apply_edit"):
-            return _save_in_buffer(ls, path, chosen, text)
+        doc = unsaved_buffer(ls, path)
+        if doc is not None:
+            return save_in_buffer(ls, doc, chosen, text)
         if directory is None:
             directory = ls.settings.global_dir if ls.settings.global_dir.is_dir() else Path.home()
         result = save_entry(text, directory, ls.settings, chosen)
@@ -112,28 +115,64 @@ def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
             "text": result.text, "line": result.line + 1, "added": result.added, "created": result.created}
 
 
-def _save_in_buffer(ls: MemoryLensServer, path: Path, scope: Scope, text: str) -> dict[str, Any]:
-    """The memory file is open with unsaved edits: add the entry to the buffer, not the disk."""
-    doc = ls.open_doc(path)
-    assert doc is not None
-    plan = plan_add(doc.text, text)
-    if not plan.already_present:
-        edit = add_entry_edit(ls, path, plan, confirm=False)
-        ls.workspace_apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label="Memory Lens: save entry"))
-    return {"path": str(path), "uri": path_to_uri(path), "scope": scope.value, "text": plan.text,
-            "line": plan.entry_line + 1, "added": not plan.already_present, "created": False,
-            "unsaved": True}
+def _memory_file_arg(ls: MemoryLensServer, args: dict) -> Path:
+    """The memory file named by argument `uri`. Commands that remove entries edit memory files
+    only (named as `settings.filenames`, as everywhere in the server): anything else is refused."""
+    path = uri_to_path(_str_arg(args, "uri") or "")
+    if path is None:
+        raise JsonRpcInvalidParams(message="argument 'uri' must be a file: URI")
+    if not ls.is_memory_path(path):
+        names = ", ".join(ls.settings.filenames)
+        raise RequestFailed(message=f"{path} is not a memory file (memory files are named {names}); nothing changed")
+    return path
+
+
+def _entry_on_disk(ls: MemoryLensServer, path: Path, line: int) -> Entry | None:
+    """The entry covering 1-based LINE of memory file PATH on disk (what `list` reports)."""
+    got = ls.store.read(path)
+    return parse(got.text).entry_at(line - 1) if got.ok else None
+
+
+def _in_buffer(ls: MemoryLensServer, path: Path, entry: Entry | None) -> tuple[OpenDoc, Entry] | None:
+    """Where to remove ENTRY (of PATH on disk) instead of the disk: the unsaved buffer of PATH
+    and its copy of ENTRY; None when PATH has no unsaved buffer. RequestFailed when the buffer
+    no longer has that entry: nothing is removed, from the buffer or the disk."""
+    doc = unsaved_buffer(ls, path) if entry is not None else None
+    if doc is None or entry is None:
+        return None
+    found = entry_in_buffer(doc, entry)
+    if found is None:
+        raise RequestFailed(message=f"{path}: the entry {entry.text.splitlines()[0]!r} is not in the unsaved "
+                                    "buffer of this file; save or revert it first")
+    return doc, found
+
+
+def _first_match(ls: MemoryLensServer, text: str, directory: Path, scope: str | None) -> tuple[Path, Entry] | None:
+    """The file and entry `remove_entry` would remove for TEXT (the first match of the chain)."""
+    if not clean_entry_text(text):
+        return None
+    scopes = [Scope(scope)] if scope else [Scope.GLOBAL, Scope.PROJECT]
+    for src in memory_at(ls, directory).sources:
+        if src.scope in scopes and src.readable and (entry := find_entry(parse(src.text), text)) is not None:
+            return src.path, entry
+    return None
 
 
 def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
-    """Remove the entry at `{uri, line}`, or the first matching `{text, scope?, uri?}`."""
+    """Remove the entry at `{uri, line}`, or the first matching `{text, scope?, uri?}`.
+
+    `uri` must name a memory file. `line` is a line of the file on disk, as `list` reports it;
+    `text` is matched against the chain on disk, as `memory-lens remove` does. When that file is
+    open with unsaved edits and the client supports `workspace/applyEdit`, the entry is removed
+    from the buffer instead, as `save` adds to it (its copy with the same normalised text nearest
+    that line; refused when the buffer no longer has it), and the result says `unsaved: true`.
+    """
     try:
         if "line" in args:
-            uri = _str_arg(args, "uri")
             line = _line_arg(args)
-            path = uri_to_path(uri or "")
-            if path is None:
-                raise JsonRpcInvalidParams(message="argument 'uri' must be a file: URI")
+            path = _memory_file_arg(ls, args)
+            if (where := _in_buffer(ls, path, _entry_on_disk(ls, path, line))) is not None:
+                return remove_in_buffer(ls, *where, scope_of(ls, path))
             entry = remove_entry_at(path, line - 1)
             result = {"path": str(path), "uri": path_to_uri(path), "scope": scope_of(ls, path).value,
                       "text": entry.text, "line": entry.line + 1}
@@ -144,6 +183,9 @@ def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
             if directory is None:
                 directory, scope = Path.home(), "global"
             assert text is not None
+            match = _first_match(ls, text, directory, scope)
+            if match is not None and (where := _in_buffer(ls, *match)) is not None:
+                return remove_in_buffer(ls, *where, scope_of(ls, match[0]))
             removed = remove_entry(text, directory, ls.settings, scope)
             path = removed.path
             result = {"path": str(path), "uri": path_to_uri(path), "scope": removed.scope.value,
@@ -156,7 +198,8 @@ def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
 
 
 def move(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
-    """Move the entry at `{uri, line}` to `scope` memory: saved there first, then removed here.
+    """Move the entry at `{uri, line}` (a memory file) to `scope` memory: saved there first, then
+    removed here (from the unsaved buffer, when there is one: see `remove`).
 
     `contextUri` (optional) names a document or folder of the destination project; by default the
     project of `uri` itself, or the first workspace folder when moving a global entry to a project.
@@ -167,13 +210,11 @@ def move(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     scope = _scope_arg(args)
     if scope is None:
         raise JsonRpcInvalidParams(message="argument 'scope' (the destination) is required")
-    path = uri_to_path(uri or "")
-    if path is None:
-        raise JsonRpcInvalidParams(message="argument 'uri' must be a file: URI")
-    got = ls.store.read(path)
-    entry = parse(got.text).entry_at(line - 1) if got.ok else None
+    path = _memory_file_arg(ls, args)
+    entry = _entry_on_disk(ls, path, line)
     if entry is None:
         raise RequestFailed(message=f"{path}:{line}: no memory entry on that line")
+    _in_buffer(ls, path, entry)  # refused here, before anything is saved, if it cannot be removed
     if context is None and scope == Scope.PROJECT.value and scope_of(ls, path) is Scope.GLOBAL:
         context_args: dict[str, Any] = {}
     else:
