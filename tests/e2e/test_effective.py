@@ -66,6 +66,23 @@ async def test_file_that_does_not_exist(lsp: Session) -> None:
     await assert_matches_show(lsp, result, ws.proj / "pkg")  # the nearest existing directory
 
 
+async def test_symlinked_files_count_where_the_link_is(lsp: Session) -> None:
+    """A linked memory file (seed 000 step 5.2) and a linked source file: the chain is that of
+    the link's own directory, as `memory-lens show` of the link gives it."""
+    ws = lsp.ws
+    ws.write("work/shared/actual-GEMINI.md", "- Linked rule\n")
+    ws.write("work/shared/tool.py", "print()\n")
+    linked = ws.proj / "pkg" / "linked"
+    linked.mkdir()
+    (linked / "GEMINI.md").symlink_to(ws.path("work/shared/actual-GEMINI.md"))
+    (linked / "tool.py").symlink_to(ws.path("work/shared/tool.py"))
+    for target in (linked / "GEMINI.md", linked / "tool.py"):
+        result = await lsp.effective(target)
+        await assert_matches_show(lsp, result, target)
+        assert result["sources"][-1]["path"] == str(linked / "GEMINI.md")
+        assert result["text"].endswith("- Linked rule")
+
+
 async def test_non_file_uris_get_global_memory_only(lsp: Session) -> None:
     ws = lsp.ws
     for uri in ["untitled:Untitled-1", "vscode-vfs://github/owner/repo/GEMINI.md"]:

@@ -24,22 +24,21 @@ from memory_lens.lsp.server import MemoryLensServer
 
 
 def target_dir_of(path: Path) -> Path | None:
-    """The directory memory is loaded for: the file's own directory (symlinks resolved), or the
-    nearest existing ancestor when the file or its directory does not exist yet. None when the
-    system cannot resolve PATH at all (a NUL byte, a name too long): callers treat it like a
-    non-file URI."""
+    """The directory memory is loaded for, as `memory-lens show PATH` takes it: PATH itself when
+    it is a directory, else the directory the file is in (a symlinked file counts where the link
+    is), symlinks of the directories resolved; the nearest existing ancestor when the file or
+    its directory does not exist yet. None when the system cannot resolve PATH at all (a NUL
+    byte, a name too long): callers treat it like a non-file URI."""
     try:
-        real = Path(realpath(path))
         try:
-            if stat.S_ISDIR(os.stat(real).st_mode):
-                return real
-            return real.parent  # something is there, so its directory exists
-        except FileNotFoundError:
+            if stat.S_ISDIR(os.stat(path).st_mode):
+                return Path(realpath(path))
+        except (FileNotFoundError, NotADirectoryError):
             pass
         except OSError as err:
             if err.errno == errno.ENAMETOOLONG:
                 return None
-        directory = real.parent
+        directory = Path(realpath(path.parent))
         while not directory.is_dir() and directory != directory.parent:
             directory = directory.parent
         return directory

@@ -76,7 +76,7 @@ class LiveEngine:
             try:
                 await self._job(full, changed)
             except Exception:  # keep the engine alive whatever happens in one job
-                log.exception("memory-lens: update failed")
+                log.exception("update failed")
 
     async def _job(self, full: bool, changed: set[Path]) -> None:
         ls = self.ls

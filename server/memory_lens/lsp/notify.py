@@ -108,7 +108,7 @@ class NativeWatcher:
         try:
             notify = RustNotify(dirs, False, False, 0, False, True)  # the watches are in place on return
         except FileNotFoundError:  # a directory went away meanwhile: the next set will do
-            log.debug("memory-lens: a watched directory disappeared; the poller covers it")
+            log.debug("a watched directory disappeared; the poller covers it")
             return  # the earlier watches go on meanwhile
         except Exception as err:  # no inotify, the system's watch limit reached, ...
             self._fail(f"{type(err).__name__}: {err}")
@@ -118,7 +118,7 @@ class NativeWatcher:
         with notify:
             if watch.generation == self._generation:
                 self._active_generation = watch.generation
-            log.debug("memory-lens: system notifications on for %d directories: %s", len(dirs), dirs)
+            log.debug("system notifications on for %d directories: %s", len(dirs), dirs)
             try:
                 while not watch.stop.is_set() and not watch.retire.is_set():
                     changes = notify.watch(DEBOUNCE_MS, STEP_MS, RETIRE_MS, watch.stop)
@@ -139,7 +139,7 @@ class NativeWatcher:
         self.failed = reason
         with self._lock:
             self._stop_all_locked()
-        log.info("memory-lens: no file notifications from the system (%s); polling instead", reason)
+        log.info("no file notifications from the system (%s); polling instead", reason)
 
 
 class _Watch:

@@ -202,7 +202,7 @@ def _on_notified(ls: MemoryLensServer, paths: set[Path]) -> None:
     try:
         on_disk_change(ls, paths)
     except Exception:
-        log.exception("memory-lens: handling a file notification failed")
+        log.exception("handling a file notification failed")
 
 
 async def _poll_forever(ls: MemoryLensServer) -> None:
@@ -225,7 +225,7 @@ async def _poll_forever(ls: MemoryLensServer) -> None:
                     log.debug("disk changes seen by polling: %s", sorted(map(str, changed)))
                     on_disk_change(ls, changed)
         except Exception:
-            log.exception("memory-lens: polling failed")
+            log.exception("polling failed")
             next_poll = time.monotonic() + POLL_MIN_SECONDS
         # While notifications flow, wake up often enough to point them at new directories.
         await asyncio.sleep(POLL_MIN_SECONDS if ls.notifier.active or ls.notifier.failed is None
@@ -257,7 +257,7 @@ async def _rescan_forever(ls: MemoryLensServer) -> None:
                     log.debug("memory files created or deleted: %s", sorted(map(str, changed)))
                     on_disk_change(ls, changed)
             except Exception:
-                log.exception("memory-lens: rescanning failed")
+                log.exception("rescanning failed")
         cost = time.perf_counter() - started
         await asyncio.sleep(max(RESCAN_MIN_SECONDS, cost * RESCAN_COST_FACTOR))
 
