@@ -105,9 +105,11 @@ class Session:
         published = {n.params["uri"] for n in c.notifications if n.method == DIAGNOSTICS}
         server = peak_rss_mb(c.proc.pid) or float("nan")
         return {"index_ms": ms(done.at - started), "published_files": len(published),
-                # An upper bound: the server's peak plus each helper's own peak.
-                "rss_mb": round(server + helpers.total_mb, 1), "rss_server_mb": round(server, 1),
-                "rss_helpers_mb": round(helpers.total_mb, 1), "helper_processes": len(helpers.peaks),
+                # The server's peak plus what its scan helpers add (their private memory at their
+                # peaks: an upper bound, the peaks need not coincide).
+                "rss_mb": round(server + helpers.private_mb, 1), "rss_server_mb": round(server, 1),
+                "rss_helpers_private_mb": round(helpers.private_mb, 1),
+                "rss_helpers_resident_mb": round(helpers.resident_mb, 1), "helper_processes": len(helpers.peaks),
                 "rss_now_mb": round(rss_mb(c.proc.pid) or float("nan"), 1)}
 
     def effective(self, passes: int) -> dict:

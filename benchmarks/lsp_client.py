@@ -177,15 +177,17 @@ def _children(pid: int) -> set[int]:
 
 
 class ChildPeaks:
-    """Samples, in a background thread, the peak resident memory (VmHWM) of every child process
-    of PID while it runs: the server's scan starts helper processes whose memory counts too."""
+    """Samples, in a background thread, the memory of every child process of PID while it runs:
+    the server's scan starts helper processes whose memory counts too. What a helper adds is its
+    private memory (RssAnon): the rest of its resident set is the interpreter's and rignore's
+    shared library pages, which the server has mapped already."""
 
     def __init__(self, pid: int, interval: float = 0.005) -> None:
         import threading
 
         self.pid = pid
         self.interval = interval
-        self.peaks: dict[int, float] = {}
+        self.peaks: dict[int, dict[str, float]] = {}  # child -> {"VmHWM": MiB, "RssAnon": MiB}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="child-peaks", daemon=True)
 
@@ -200,11 +202,32 @@ class ChildPeaks:
     def _run(self) -> None:
         while not self._stop.is_set():
             for child in _children(self.pid):
-                peak = peak_rss_mb(child)
-                if peak is not None:
-                    self.peaks[child] = max(peak, self.peaks.get(child, 0.0))
+                now = _status_mb(child, ("VmHWM", "RssAnon"))
+                peak = self.peaks.setdefault(child, {})
+                for key, value in now.items():
+                    peak[key] = max(value, peak.get(key, 0.0))
             self._stop.wait(self.interval)
 
     @property
-    def total_mb(self) -> float:
-        return sum(self.peaks.values())
+    def private_mb(self) -> float:
+        """The helpers' private memory at their peaks, summed."""
+        return sum(p.get("RssAnon", 0.0) for p in self.peaks.values())
+
+    @property
+    def resident_mb(self) -> float:
+        """The helpers' whole resident sets at their peaks, summed (shared pages included)."""
+        return sum(p.get("VmHWM", 0.0) for p in self.peaks.values())
+
+
+def _status_mb(pid: int, keys: tuple[str, ...]) -> dict[str, float]:
+    """Fields KEYS of /proc/PID/status, in MiB (Linux); those it could not read are left out."""
+    out: dict[str, float] = {}
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                name, _, rest = line.partition(":")
+                if name in keys:
+                    out[name] = int(rest.split()[0]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return out

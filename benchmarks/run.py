@@ -12,8 +12,8 @@
   server, its poller alone, MEMORY_LENS_WATCHER=poll)
 - check: diagnostics of every memory file (full) and after one file changes (incremental);
   typing in an open memory file; a full refresh
-- rss_mb: peak resident memory after indexing, the server plus its scan helper processes
-  (an upper bound: the sum of each one's peak); initialize_ms: start to the
+- rss_mb: peak resident memory after indexing: the server's, plus the private memory of its scan
+  helper processes (their shared library pages are the server's too); initialize_ms: start to the
   initialize response
 - peer: Gemini CLI's own loader (`@google/gemini-cli-core` 0.40.0 discovery, 0.61.0 upward lookup)
 
@@ -144,7 +144,8 @@ def run(args: argparse.Namespace) -> dict:
         try:
             index = session.index()
             results["rss_mb"] = index["rss_mb"]
-            results["rss"] = {k: index[k] for k in ("rss_server_mb", "rss_helpers_mb", "helper_processes", "rss_now_mb")}
+            results["rss"] = {k: index[k] for k in ("rss_server_mb", "rss_helpers_private_mb", "rss_helpers_resident_mb",
+                                                     "helper_processes", "rss_now_mb")}
             results["check"].update(index_ms=index["index_ms"], published_files=index["published_files"])
             step("effective (LSP)")
             results["effective"] = {**session.effective(args.passes), "inprocess": inprocess}
