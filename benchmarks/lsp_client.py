@@ -200,8 +200,11 @@ class ChildPeaks:
         self._thread.join()
 
     def _run(self) -> None:
+        server = _cmdline(self.pid)
         while not self._stop.is_set():
             for child in _children(self.pid):
+                if _cmdline(child) in (server, None):
+                    continue  # forked, not yet started: still a copy of the server's memory
                 now = _status_mb(child, ("VmHWM", "RssAnon"))
                 peak = self.peaks.setdefault(child, {})
                 for key, value in now.items():
@@ -231,3 +234,11 @@ def _status_mb(pid: int, keys: tuple[str, ...]) -> dict[str, float]:
     except (OSError, ValueError, IndexError):
         pass
     return out
+
+
+def _cmdline(pid: int) -> bytes | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
