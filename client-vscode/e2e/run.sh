@@ -95,14 +95,9 @@ build_vsix() {
     say "reusing $VSIX"
     return
   fi
-  cd "$CLIENT"
-  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-    say "npm ci (client-vscode)"
-    npm ci >/dev/null
-  fi
-  say "packaging the extension (npm run package)"
-  npm run -s package >"$CACHE/package.log" 2>&1 || { tail -30 "$CACHE/package.log"; die "npm run package failed"; }
-  cd - >/dev/null
+  say "packaging the extension (client-vscode/scripts/package.sh)"
+  bash "$CLIENT/scripts/package.sh" >"$CACHE/package.log" 2>&1 \
+    || { tail -30 "$CACHE/package.log"; die "client-vscode/scripts/package.sh failed"; }
 }
 
 start_code_server() {
