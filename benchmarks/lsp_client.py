@@ -138,26 +138,12 @@ class LspClient:
 
 def peak_rss_mb(pid: int) -> float | None:
     """The peak resident set size (VmHWM) of process PID in MiB (Linux), else None."""
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
+    return _status_mb(pid, ("VmHWM",)).get("VmHWM")
 
 
 def rss_mb(pid: int) -> float | None:
     """The current resident set size (VmRSS) of process PID in MiB (Linux), else None."""
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
+    return _status_mb(pid, ("VmRSS",)).get("VmRSS")
 
 
 def _children(pid: int) -> set[int]:

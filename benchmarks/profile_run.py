@@ -38,9 +38,12 @@ sys.path.insert(0, str(HERE))
 from run import REPO, _ensure_memory_lens  # noqa: E402
 
 
-def _header(title: str, size: str, seconds: float | None) -> str:
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False).stdout.strip()
+def _commit() -> str:
+    return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False).stdout.strip()
+
+
+def _header(title: str, size: str, commit: str, seconds: float | None) -> str:
     load = f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "?"
     lines = [f"# {title}", f"tree: {size}; commit: {commit or '?'}; python {platform.python_version()}; "
                            f"{os.cpu_count()} cpus; load average {load}"]
@@ -81,10 +84,11 @@ def profile_all(size: str, out_dir: Path, top: int) -> list[Path]:
     settings = resolve_settings(global_dir=str(global_dir))
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+    commit = _commit()
 
     def write(name: str, title: str, seconds: float | None, body: str) -> None:
         path = out_dir / name
-        path.write_text(_header(title, size, seconds) + body, encoding="utf-8")
+        path.write_text(_header(title, size, commit, seconds) + body, encoding="utf-8")
         written.append(path)
 
     paths = sorted(root / p for p in manifest["expected"])

@@ -107,6 +107,11 @@ class FileEntries:
                     end + 1, (Location(self.path, first + 1),)))
         return tuple(found)
 
+    def key_at(self, line: int) -> str | None:
+        """The normalised form of the entry starting on 0-based LINE, if one does."""
+        i = bisect_left(self.lines, line)
+        return self.keys[i] if i < len(self.lines) and self.lines[i] == line else None
+
     def end_of(self, line: int) -> int:
         """The last line (0-based) of the entry starting on LINE."""
         return self.end_lines[bisect_left(self.lines, line)]
@@ -207,7 +212,8 @@ def check_file(path: Path, settings: Settings) -> list[Finding]:
         raise TargetError(f"{path}: no such file or directory; give an existing memory file or directory")
     if not got.ok:
         return [unreadable_finding(path, got.reason)]
-    memory = load_memory(resolve_target(path), settings)
+    # Its own directory: where a link is, not where it points (as `memory-lens show FILE`).
+    memory = load_memory(resolve_target(Path(os.path.abspath(path)).parent), settings)
     general = general_sources(memory, Path(os.path.realpath(path)))
     return check_content(path, got.text, general, settings)
 
@@ -229,12 +235,9 @@ def check_paths(paths: Sequence[str | os.PathLike[str]], settings: Settings) -> 
     seen: set[tuple[str, int, str]] = set()
     for raw in paths or [None]:
         p = Path(os.path.abspath(os.path.expanduser(os.fspath(raw)))) if raw is not None else None
-        if p is not None and os.path.islink(p) and not os.path.exists(p):
-            batch = check_file(p, settings)  # a dangling link: an unreadable memory file
-        elif p is None or os.path.isdir(p):
+        if p is None or os.path.isdir(p):
             batch = check_memory(load_memory(resolve_target(p), settings), settings)
         else:
-            resolve_target(p)  # a clear error when P is missing or cannot be read
             batch = check_file(p, settings)
         for f in batch:
             key = (str(f.path), f.line, f.code)

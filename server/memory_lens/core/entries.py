@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import AddPlan, RemovePlan, find_entry, plan_add, plan_remove
 from memory_lens.core.markdown import Entry, clean_entry_text, parse
-from memory_lens.core.merge import Memory, load_memory
+from memory_lens.core.merge import Memory, Source, load_memory
 from memory_lens.core.settings import Settings
 from memory_lens.core.writer import MemoryFileError, update_memory_file
 
@@ -125,10 +125,8 @@ def remove_entry(
     memory = load_memory(target_dir, settings)
     for warning in memory.warnings if warn is not None else ():
         warn(warning)
-    scopes = [Scope(scope)] if scope else [Scope.GLOBAL, Scope.PROJECT]
-    for src in memory.sources:
-        if src.scope not in scopes or not src.readable:
-            continue
+    scopes = removal_scopes(scope)
+    for src in removal_sources(memory, scopes):
 
         def change(content: str) -> tuple[str | None, Entry | None]:
             entry = find_entry(parse(content), text)
@@ -144,6 +142,27 @@ def remove_entry(
     raise EntryNotFoundError(
         f"no {where} memory entry matches {clean_entry_text(text)!r}; run `memory-lens list` to see the entries"
     )
+
+
+def removal_scopes(scope: Scope | str | None) -> list[Scope]:
+    """The scopes `remove` searches: SCOPE, or both (global first)."""
+    return [Scope(scope)] if scope else [Scope.GLOBAL, Scope.PROJECT]
+
+
+def removal_sources(memory: Memory, scopes: Iterable[Scope]) -> list[Source]:
+    """The files of MEMORY's chain `remove` searches, in `list` order: readable, in SCOPES."""
+    wanted = set(scopes)
+    return [src for src in memory.sources if src.scope in wanted and src.readable]
+
+
+def first_entry(memory: Memory, text: str, scope: Scope | str | None = None) -> tuple[Source, Entry] | None:
+    """The file and entry `remove_entry` would remove for TEXT, as MEMORY stands."""
+    if not clean_entry_text(text):
+        return None
+    for src in removal_sources(memory, removal_scopes(scope)):
+        if (entry := find_entry(parse(src.text), text)) is not None:
+            return src, entry
+    return None
 
 
 def remove_entry_at(path: Path, line: int) -> Entry:
@@ -168,6 +187,7 @@ __all__ = [
     "NoProjectError",
     "RemoveResult",
     "SaveResult",
+    "first_entry",
     "list_entries",
     "memory_file_for",
     "remove_entry",

@@ -101,6 +101,8 @@ def read_memory_file(path: str | os.PathLike[str]) -> FileRead:
         st = os.stat(p)
     except OSError as err:
         return _stat_failure(p, err)
+    except ValueError:  # a NUL byte: no file can have that name
+        return FileRead(p, FileStatus.UNUSABLE, reason="is not a valid path (a NUL byte in its name)")
     reason = _kind_reason(st.st_mode)
     if reason:
         return FileRead(p, FileStatus.UNUSABLE, reason=reason, size=0)

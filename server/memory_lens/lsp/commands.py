@@ -16,10 +16,11 @@ from typing import Any
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from memory_lens.core.discovery import Scope
-from memory_lens.core.edit import EntryTextError, find_entry
+from memory_lens.core.edit import EntryTextError
 from memory_lens.core.entries import (
     EntryNotFoundError,
     NoProjectError,
+    first_entry,
     list_entries,
     memory_file_for,
     remove_entry,
@@ -27,7 +28,7 @@ from memory_lens.core.entries import (
     resolve_scope,
     save_entry,
 )
-from memory_lens.core.markdown import Entry, clean_entry_text, parse, split_lines
+from memory_lens.core.markdown import Entry, parse, split_lines
 from memory_lens.core.writer import MemoryFileError
 from memory_lens.lsp import protocol
 from memory_lens.lsp.buffers import entry_in_buffer, remove_in_buffer, save_in_buffer, unsaved_buffer
@@ -147,17 +148,6 @@ def _in_buffer(ls: MemoryLensServer, path: Path, entry: Entry | None) -> tuple[O
     return doc, found
 
 
-def _first_match(ls: MemoryLensServer, text: str, directory: Path, scope: str | None) -> tuple[Path, Entry] | None:
-    """The file and entry `remove_entry` would remove for TEXT (the first match of the chain)."""
-    if not clean_entry_text(text):
-        return None
-    scopes = [Scope(scope)] if scope else [Scope.GLOBAL, Scope.PROJECT]
-    for src in memory_at(ls, directory).sources:
-        if src.scope in scopes and src.readable and (entry := find_entry(parse(src.text), text)) is not None:
-            return src.path, entry
-    return None
-
-
 def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     """Remove the entry at `{uri, line}`, or the first matching `{text, scope?, uri?}`.
 
@@ -183,9 +173,9 @@ def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
             if directory is None:
                 directory, scope = Path.home(), "global"
             assert text is not None
-            match = _first_match(ls, text, directory, scope)
-            if match is not None and (where := _in_buffer(ls, *match)) is not None:
-                return remove_in_buffer(ls, *where, scope_of(ls, match[0]))
+            match = first_entry(memory_at(ls, directory), text, scope)
+            if match is not None and (where := _in_buffer(ls, match[0].path, match[1])) is not None:
+                return remove_in_buffer(ls, *where, scope_of(ls, match[0].path))
             removed = remove_entry(text, directory, ls.settings, scope)
             path = removed.path
             result = {"path": str(path), "uri": path_to_uri(path), "scope": removed.scope.value,

@@ -71,15 +71,6 @@ def to_diagnostic(f: Finding, lines: list[str], encoding: Any, entry: str | None
     )
 
 
-def _entry_keys(store: MemoryStore, path: Path, text: str, findings: list[Finding]) -> dict[int, str]:
-    """The normalised text of each entry of TEXT by 1-based first line, when some finding is
-    about an entry (the parsed entries are the store's cached ones, from the check just done)."""
-    if not any(f.code in (DUPLICATE, REDUNDANT) for f in findings):
-        return {}
-    indexed = store.entries(path, text)
-    return {line + 1: key for line, key in zip(indexed.lines, indexed.keys)}
-
-
 def diagnostics_for(
     store: MemoryStore, path: Path, text: str | None, encoding: Any
 ) -> list[types.Diagnostic]:
@@ -92,9 +83,11 @@ def diagnostics_for(
         text = got.text if got.ok else ""
     # Only the text of lines matters here; without `\r`, a plain split gives the same lines.
     lines = split_lines(text) if "\r" in text else text.split("\n") if text else []
-    keys = _entry_keys(store, path, text, findings)
-    return [to_diagnostic(f, lines, encoding, keys.get(f.line) if f.code in (DUPLICATE, REDUNDANT) else None)
-            for f in findings]
+    # The entry each duplicate or redundant finding is about (the store's index, from the check).
+    about = [f.code in (DUPLICATE, REDUNDANT) for f in findings]
+    indexed = store.entries(path, text) if any(about) else None
+    return [to_diagnostic(f, lines, encoding, indexed.key_at(f.line - 1) if indexed and entry else None)
+            for f, entry in zip(findings, about)]
 
 
 def compute(
