@@ -57,6 +57,7 @@ class Workspace:
         self.global_dir = self.home / ".gemini"
         self.lock_dir = root / "locks"
         self.cache_dir = root / "cache"
+        self.config_dir = self.home / ".config"  # notes, approvals: never the real user's
         self.command = list(MEMORY_LENS)  # how to start the installed CLI
         for d in (self.home, self.lock_dir, self.cache_dir):
             d.mkdir(parents=True, exist_ok=True)
@@ -133,6 +134,8 @@ class Workspace:
             HOME=str(self.home),
             MEMORY_LENS_LOCK_DIR=str(self.lock_dir),
             XDG_CACHE_HOME=str(self.cache_dir),
+            XDG_CONFIG_HOME=str(self.config_dir),
+            XDG_DATA_HOME=str(self.root / "data"),
             PYTHONIOENCODING="utf-8",
         )
         env.pop("PYTHONPATH", None)

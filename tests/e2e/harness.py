@@ -293,7 +293,8 @@ class Workspace:
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_LENS_")}
         env.update(HOME=str(self.home), MEMORY_LENS_LOCK_DIR=str(self.lock_dir),
-                   XDG_CACHE_HOME=str(self.cache_dir), PYTHONIOENCODING="utf-8")
+                   XDG_CACHE_HOME=str(self.cache_dir), XDG_CONFIG_HOME=str(self.home / ".config"),
+                   XDG_DATA_HOME=str(self.root / "data"), PYTHONIOENCODING="utf-8")
         env.update(extra or {})
         return env
 

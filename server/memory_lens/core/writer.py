@@ -192,3 +192,37 @@ def _starts_with_bom(path: Path) -> bool:
             return fh.read(3) == BOM.encode("utf-8")
     except OSError:
         return False
+
+
+def delete_file(path: Path, check: Callable[[str], T]) -> T:
+    """Delete file PATH under the same lock as writes to it, after CHECK approves its current text.
+
+    CHECK gets the file's text, read again under the lock, and returns the result (or raises to
+    keep the file). The link itself goes when PATH is a symlink; its target stays. Raises
+    MemoryFileError when the file is missing, unusable or cannot be deleted.
+    """
+    from filelock import Timeout as LockTimeout
+
+    shown = f"{path}"
+    try:
+        with lock_for(write_target(path)):
+            got = read_memory_file(path)
+            if got.status is FileStatus.MISSING:
+                raise MemoryFileError(f"{shown}: does not exist")
+            if got.status is FileStatus.UNUSABLE:
+                raise MemoryFileError(f"{shown}: {got.reason}; fix or remove it, then try again")
+            result = check(got.text)
+            if not os.access(path.parent, os.W_OK | os.X_OK):
+                raise MemoryFileError(f"{shown}: its directory {path.parent} is not writable")
+            os.unlink(path)
+            return result
+    except LockTimeout:
+        raise MemoryFileError(
+            f"{shown}: another Memory Lens process holds its lock for over {LOCK_TIMEOUT_SECONDS:.0f}s; try again"
+        ) from None
+    except MemoryFileError:
+        raise
+    except FileNotFoundError:
+        raise MemoryFileError(f"{shown}: does not exist") from None
+    except OSError as err:
+        raise MemoryFileError(f"{shown}: cannot delete: {err.strerror or err}") from None

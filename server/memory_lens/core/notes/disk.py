@@ -1,0 +1,128 @@
+"""Reading and writing one note file.
+
+Reads go through the core's safe reader (`files.read_memory_file`: FIFOs never opened, invalid
+UTF-8 and permission errors reported, never raised) after a size check, so a huge file is
+reported without being read. Writes go through the core writer (`writer.update_memory_file`,
+`writer.delete_file`): a cross-process lock per file, the file read again under the lock, a
+temporary file, fsync and an atomic rename. Nothing half-written is ever visible, and two
+processes creating the same note cannot both succeed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+from memory_lens.core.discovery import Scope
+from memory_lens.core.files import FileStatus, read_memory_file
+from memory_lens.core.notes.model import (
+    MAX_FILE_BYTES,
+    Note,
+    NoteError,
+    NoteExistsError,
+    NoteFileError,
+    NoteNotFoundError,
+    StoredNote,
+    decode_note,
+    revision_of,
+)
+from memory_lens.core.writer import MemoryFileError, delete_file, update_memory_file
+
+
+def read_note_file(path: Path, scope: Scope) -> StoredNote:
+    """The note in PATH. NoteNotFoundError when there is no such file; NoteFileError (the
+    message is the reason, without the path) when the file is not a usable note."""
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise NoteFileError(f"is a dangling symbolic link (to {os.readlink(path)})") from None
+        raise NoteNotFoundError(f"{path}: no such note file") from None
+    except OSError as err:
+        raise NoteFileError(f"cannot be read: {err.strerror or err}") from None
+    if size > MAX_FILE_BYTES:
+        raise NoteFileError(f"is too large for a note ({size} bytes; the limit is {MAX_FILE_BYTES})")
+    got = read_memory_file(path)
+    if got.status is FileStatus.MISSING:
+        raise NoteNotFoundError(f"{path}: no such note file")
+    if not got.ok:
+        raise NoteFileError(got.reason)
+    return StoredNote(decode_note(got.text, scope), path, revision_of(got.text))
+
+
+def _file_error(err: MemoryFileError) -> NoteFileError:
+    return NoteFileError(str(err))
+
+
+def create_note_file(path: Path, note: Note) -> StoredNote:
+    """Write NOTE to the new file PATH; NoteExistsError when PATH exists (whatever it holds)."""
+    text = note.encode()
+
+    def change(current: str) -> tuple[str, None]:
+        if os.path.lexists(path):  # under the lock: whoever got here first created it
+            raise NoteExistsError(f"a note file {path.name} already exists in {path.parent}")
+        return text, None
+
+    try:
+        update_memory_file(path, change)
+    except MemoryFileError as err:
+        if os.path.lexists(path):
+            raise NoteExistsError(f"{err}") from None
+        raise _file_error(err) from None
+    return StoredNote(note, path, revision_of(text))
+
+
+def rewrite_note_file(path: Path, scope: Scope,
+                      transform: Callable[[StoredNote], Note | None]) -> tuple[StoredNote, bool]:
+    """Replace the note in PATH with TRANSFORM(current note), read under the lock; TRANSFORM
+    returns None to leave it alone (or raises). Returns (the note now on disk, whether it was
+    written). A malformed file is never overwritten: NoteFileError."""
+    outcome: list[tuple[StoredNote, bool]] = []
+
+    def change(current: str) -> tuple[str | None, None]:
+        outcome.clear()
+        if not current and not os.path.exists(path):
+            raise NoteNotFoundError(f"{path}: the note file was deleted")
+        try:
+            stored = StoredNote(decode_note(current, scope), path, revision_of(current))
+        except NoteFileError as err:
+            raise NoteFileError(f"{path}: {err}; it is not overwritten: fix or remove it by hand") from None
+        new = transform(stored)
+        if new is None:
+            outcome.append((stored, False))
+            return None, None
+        text = new.encode()
+        outcome.append((StoredNote(new, path, revision_of(text)), text != current))
+        return text, None
+
+    try:
+        update_memory_file(path, change, create=False)
+    except MemoryFileError as err:
+        if not os.path.lexists(path):
+            raise NoteNotFoundError(f"{path}: the note file was deleted") from None
+        raise _file_error(err) from None
+    return outcome[-1]
+
+
+def delete_note_file(path: Path, scope: Scope, check: Callable[[StoredNote], None]) -> StoredNote:
+    """Delete the note file PATH after CHECK (which may raise) approved the note in it, read
+    under the lock. A malformed file is never deleted by name: NoteFileError."""
+
+    def approve(current: str) -> StoredNote:
+        try:
+            stored = StoredNote(decode_note(current, scope), path, revision_of(current))
+        except NoteFileError as err:
+            raise NoteFileError(f"{path}: {err}; it is not deleted: fix or remove it by hand") from None
+        check(stored)
+        return stored
+
+    try:
+        return delete_file(path, approve)
+    except MemoryFileError as err:
+        if not os.path.lexists(path):
+            raise NoteNotFoundError(f"{path}: the note file was deleted") from None
+        raise _file_error(err) from None
+
+
+__all__ = ["NoteError", "create_note_file", "delete_note_file", "read_note_file", "rewrite_note_file"]

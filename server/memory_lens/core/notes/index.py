@@ -1,0 +1,544 @@
+"""The search index of notes: a SQLite database in the user cache directory, rebuilt from the
+note files whenever they change.
+
+The JSON files are the truth; the index is a cache of them. Each sync lists a notes directory
+and compares every `*.json` file's (size, mtime_ns, inode) with what the index holds: new and
+changed files are read again, vanished ones dropped. So a note edited by hand, pulled by git or
+deleted shows up at the next sync. A long-running process (the language server, the MCP server)
+skips the listing while the directory itself is unchanged (a file created, renamed or deleted in
+it changes its mtime) and its last listing is younger than `freshness` seconds; a short-lived
+one (the CLI) lists every time.
+
+With FTS5 (SQLite's full-text search, in the standard library's `sqlite3` on almost every
+build) the tokens of each note go into an FTS5 table ranked by `bm25()`. Without it, the same
+tokens go into a plain table and `fulltext` scans them, with the same matches and the same scores.
+A database that is corrupt or of another schema version is rebuilt; when the cache directory
+cannot be written, the index lives in memory for the process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from memory_lens.core.discovery import Scope
+from memory_lens.core.notes import fulltext
+from memory_lens.core.notes.disk import read_note_file
+from memory_lens.core.notes.locations import Location
+from memory_lens.core.notes.model import NoteError, NoteFileError, NoteNotFoundError, StoredNote, tag_key
+from memory_lens.core.notes.naming import candidate_filenames, is_note_file
+
+SCHEMA_VERSION = "1"
+ENV_FTS = "MEMORY_LENS_NOTES_FTS"  # "0" forces the plain scan (for tests and troubleshooting)
+_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M* Cn'"
+
+
+class IndexBusyError(NoteError):
+    """Another process kept the index locked for too long."""
+
+
+def fts5_available() -> bool:
+    """True when this SQLite has FTS5 (and `$MEMORY_LENS_NOTES_FTS` is not `0`)."""
+    if os.environ.get(ENV_FTS, "").strip() == "0":
+        return False
+    return _probe_fts5()
+
+
+_fts5_probe: list[bool] = []
+
+
+def _probe_fts5() -> bool:
+    if not _fts5_probe:
+        try:
+            con = sqlite3.connect(":memory:")
+            con.execute(f"CREATE VIRTUAL TABLE t USING fts5(a, tokenize=\"{_TOKENIZER}\")")
+            con.close()
+            _fts5_probe.append(True)
+        except sqlite3.Error:
+            _fts5_probe.append(False)
+    return _fts5_probe[0]
+
+
+def name_key(name: str) -> str:
+    """How names sort: case-insensitively, then exactly."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def default_index_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("memory-lens", appauthor=False)) / "notes-index"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One valid, visible note as the index knows it."""
+
+    id: int
+    scope: Scope
+    path: Path
+    name: str
+    tags: tuple[str, ...]
+    created_at: str
+    updated_at: str
+    content: str
+    revision: str
+
+
+@dataclass
+class _DirState:
+    signature: tuple[int, int] | None
+    swept_at: float
+
+
+_FILE_COLUMNS = "id, scope, fname, name, tags, created_at, updated_at, content, revision"
+_ORDER = "CASE f.scope WHEN 'project' THEN 0 ELSE 1 END, f.name_key, f.name"
+
+
+class NotesIndex:
+    """The index of one project's and the global notes directories (see the module docstring).
+    Thread-safe: one lock serialises every use of the connection."""
+
+    def __init__(self, locations: Sequence[Location], index_dir: Path | None = None,
+                 fts: bool | None = None, freshness: float = 0.0) -> None:
+        self.locations = list(locations)
+        self.fts = fts5_available() if fts is None else (fts and _probe_fts5())
+        self.freshness = freshness
+        self._lock = threading.RLock()
+        self._dirs: dict[Scope, _DirState] = {}
+        self._scan_cache: tuple[int, dict[int, tuple[list[str], list[list[str]]]]] | None = None
+        key = "\0".join([SCHEMA_VERSION, "fts" if self.fts else "scan",
+                         *(f"{loc.scope.value}={loc.directory}" for loc in self.locations)])
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+        self.db_path: Path | None = None
+        directory = _usable_dir(index_dir if index_dir is not None else default_index_dir())
+        if directory is not None:
+            self.db_path = directory / f"{digest}.sqlite3"
+        self._con = self._open()
+
+    # Opening ----------------------------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        if self.db_path is not None:
+            for _ in range(2):
+                try:
+                    con = self._connect(str(self.db_path))
+                    if self._schema_ok(con):
+                        return con
+                    con.close()
+                except sqlite3.DatabaseError:
+                    pass
+                _remove_db(self.db_path)  # corrupt, or another schema: rebuild from the files
+        self.db_path = None
+        con = self._connect(":memory:")
+        self._schema_ok(con)
+        return con
+
+    def _connect(self, target: str) -> sqlite3.Connection:
+        con = sqlite3.connect(target, timeout=15.0, isolation_level=None, check_same_thread=False)
+        if target != ":memory:":
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=NORMAL")
+        return con
+
+    def _schema_ok(self, con: sqlite3.Connection) -> bool:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        if "meta" in tables:
+            row = con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            return row is not None and row[0] == SCHEMA_VERSION
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            self._create_schema(con)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        return True
+
+    def _create_schema(self, con: sqlite3.Connection) -> None:
+        con.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID")
+        con.execute("""CREATE TABLE IF NOT EXISTS files(
+            id INTEGER PRIMARY KEY, scope TEXT NOT NULL, fname TEXT NOT NULL,
+            size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
+            name TEXT, name_key TEXT, tags TEXT, created_at TEXT, updated_at TEXT, content TEXT,
+            revision TEXT, tokens INTEGER, error TEXT, shadow INTEGER NOT NULL DEFAULT 0,
+            UNIQUE(scope, fname))""")
+        con.execute("CREATE INDEX IF NOT EXISTS files_name ON files(name, scope)")
+        con.execute("CREATE INDEX IF NOT EXISTS files_order ON files(scope, name_key, name)")
+        con.execute("CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, id INTEGER NOT NULL, "
+                    "PRIMARY KEY(tag, id)) WITHOUT ROWID")
+        con.execute("CREATE INDEX IF NOT EXISTS tags_id ON tags(id)")
+        if self.fts:
+            con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(name, tags, content, "
+                        f"tokenize=\"{_TOKENIZER}\", prefix='2 3')")
+        else:
+            con.execute("CREATE TABLE IF NOT EXISTS fts(rowid INTEGER PRIMARY KEY, name TEXT, tags TEXT, content TEXT)")
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._con.close()
+            except sqlite3.Error:
+                pass
+
+    # Syncing with the files ---------------------------------------------------------------------
+
+    def sync(self, force: bool = False) -> int:
+        """Bring the index in step with the note files; the number of files read again or
+        dropped. FORCE lists every directory even when it looks unchanged."""
+        with self._lock:
+            changed = 0
+            for loc in self.locations:
+                changed += self._guard(lambda: self._sync_location(loc, force))
+            return changed
+
+    def _guard(self, action: Any) -> Any:
+        """Run ACTION; a corrupt database is rebuilt once, a locked one is a clear error."""
+        for attempt in range(2):
+            try:
+                return action()
+            except sqlite3.OperationalError as err:
+                if "locked" in str(err) or "busy" in str(err):
+                    raise IndexBusyError("the notes search index is busy (another Memory Lens process "
+                                         "holds it); try again") from None
+                if attempt:
+                    raise
+                self._rebuild()
+            except sqlite3.DatabaseError:
+                if attempt:
+                    raise
+                self._rebuild()
+        raise AssertionError("unreachable")
+
+    def _rebuild(self) -> None:
+        try:
+            self._con.close()
+        except sqlite3.Error:
+            pass
+        if self.db_path is not None:
+            _remove_db(self.db_path)
+        self._dirs.clear()
+        self._scan_cache = None
+        self._con = self._open()
+        for loc in self.locations:
+            self._sync_location(loc, True)
+
+    def _sync_location(self, loc: Location, force: bool) -> int:
+        signature = _dir_signature(loc.directory)
+        state = self._dirs.get(loc.scope)
+        now = time.monotonic()
+        if (not force and state is not None and state.signature == signature
+                and now - state.swept_at < self.freshness):
+            return 0
+        disk = _list_directory(loc.directory)
+        known = {r[0]: (r[1], r[2], r[3]) for r in self._con.execute(
+            "SELECT fname, size, mtime_ns, ino FROM files WHERE scope=?", (loc.scope.value,))}
+        stale = [f for f, sig in disk.items() if known.get(f) != sig]
+        gone = [f for f in known if f not in disk]
+        if stale or gone:
+            self._apply(loc, disk, stale, gone)
+        self._dirs[loc.scope] = _DirState(signature, now)
+        return len(stale) + len(gone)
+
+    def _apply(self, loc: Location, disk: dict[str, tuple[int, int, int]], stale: list[str], gone: list[str]) -> None:
+        parsed = [(fname, disk[fname], _read(loc, fname)) for fname in stale]
+        con = self._con
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            names: set[str] = set()
+            for fname in gone:
+                names |= self._drop(loc.scope, fname)
+            for fname, sig, result in parsed:
+                names |= self._drop(loc.scope, fname)
+                names |= self._insert(loc.scope, fname, sig, result)
+            self._update_shadows(loc.scope, names)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        self._scan_cache = None
+
+    def _drop(self, scope: Scope, fname: str) -> set[str]:
+        row = self._con.execute("SELECT id, name FROM files WHERE scope=? AND fname=?", (scope.value, fname)).fetchone()
+        if row is None:
+            return set()
+        self._con.execute("DELETE FROM files WHERE id=?", (row[0],))
+        self._con.execute("DELETE FROM tags WHERE id=?", (row[0],))
+        self._con.execute("DELETE FROM fts WHERE rowid=?", (row[0],))
+        return {row[1]} if row[1] is not None else set()
+
+    def _insert(self, scope: Scope, fname: str, sig: tuple[int, int, int], result: StoredNote | str) -> set[str]:
+        size, mtime_ns, ino = sig
+        if isinstance(result, str):
+            self._con.execute("INSERT INTO files(scope, fname, size, mtime_ns, ino, error) VALUES (?, ?, ?, ?, ?, ?)",
+                              (scope.value, fname, size, mtime_ns, ino, result))
+            return set()
+        note = result.note
+        columns = [fulltext.index_text(note.name), fulltext.index_text(" ".join(note.tags)),
+                   fulltext.index_text(note.content)]
+        tokens = sum(len(c.split()) for c in columns)
+        cur = self._con.execute(
+            "INSERT INTO files(scope, fname, size, mtime_ns, ino, name, name_key, tags, created_at, updated_at, "
+            "content, revision, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (scope.value, fname, size, mtime_ns, ino, note.name, name_key(note.name),
+             json.dumps(list(note.tags), ensure_ascii=False), note.created_at, note.updated_at,
+             note.content, result.revision, tokens))
+        rowid = cur.lastrowid
+        self._con.executemany("INSERT OR IGNORE INTO tags(tag, id) VALUES (?, ?)",
+                              [(tag_key(t), rowid) for t in note.tags])
+        self._con.execute("INSERT INTO fts(rowid, name, tags, content) VALUES (?, ?, ?, ?)", (rowid, *columns))
+        return {note.name}
+
+    def _update_shadows(self, scope: Scope, names: Iterable[str]) -> None:
+        """Of several files of one directory holding the same name, the one named after it (else
+        the first by file name) is the note; the others are reported and left out."""
+        for name in names:
+            rows = self._con.execute("SELECT id, fname FROM files WHERE scope=? AND name=? AND error IS NULL "
+                                     "ORDER BY fname", (scope.value, name)).fetchall()
+            if not rows:
+                continue
+            preferred = candidate_filenames(name)
+            winner = next((r for p in preferred for r in rows if r[1] == p), rows[0])
+            for rid, _ in rows:
+                self._con.execute("UPDATE files SET shadow=? WHERE id=?", (0 if rid == winner[0] else 1, rid))
+
+    def record(self, loc: Location, fname: str) -> None:
+        """Index file FNAME of LOC again right away (after Memory Lens wrote or deleted it)."""
+        with self._lock:
+            def action() -> None:
+                disk = _list_entry(loc.directory, fname)
+                if disk is None:
+                    self._apply(loc, {}, [], [fname])
+                else:
+                    self._apply(loc, {fname: disk}, [fname], [])
+            self._guard(action)
+
+    # Questions ---------------------------------------------------------------------------------
+
+    def _row(self, r: Sequence[Any]) -> Row:
+        loc = self._location(Scope(r[1]))
+        return Row(r[0], Scope(r[1]), loc.directory / r[2], r[3], tuple(json.loads(r[4])), r[5], r[6], r[7], r[8])
+
+    def _location(self, scope: Scope) -> Location:
+        return next(loc for loc in self.locations if loc.scope is scope)
+
+    def find(self, scope: Scope, name: str) -> Row | None:
+        """The visible note NAME of SCOPE, as of the last sync."""
+        with self._lock:
+            r = self._guard(lambda: self._con.execute(
+                f"SELECT {_FILE_COLUMNS} FROM files WHERE scope=? AND name=? AND error IS NULL AND shadow=0",
+                (scope.value, name)).fetchone())
+            return self._row(r) if r else None
+
+    def holders(self, scope: Scope, name: str) -> list[str]:
+        """Every file of SCOPE holding NAME (visible or not)."""
+        with self._lock:
+            return [r[0] for r in self._guard(lambda: self._con.execute(
+                "SELECT fname FROM files WHERE scope=? AND name=? AND error IS NULL ORDER BY fname",
+                (scope.value, name)).fetchall())]
+
+    def rows(self, ids: Sequence[int]) -> list[Row]:
+        """The rows of IDS, in that order."""
+        if not ids:
+            return []
+        with self._lock:
+            marks = ",".join("?" * len(ids))
+            found = {r[0]: self._row(r) for r in self._guard(lambda: self._con.execute(
+                f"SELECT {_FILE_COLUMNS} FROM files WHERE id IN ({marks})", list(ids)).fetchall())}
+            return [found[i] for i in ids if i in found]
+
+    def problems(self, scopes: Sequence[Scope]) -> list[tuple[Scope, Path, str]]:
+        """Files that are not usable notes, and duplicates of a name, with the reason."""
+        with self._lock:
+            out: list[tuple[Scope, Path, str]] = []
+            rows = self._guard(lambda: self._con.execute(
+                "SELECT scope, fname, error, name FROM files WHERE error IS NOT NULL OR shadow=1 "
+                "ORDER BY CASE scope WHEN 'project' THEN 0 ELSE 1 END, fname").fetchall())
+            for scope, fname, error, name in rows:
+                s = Scope(scope)
+                if s not in scopes:
+                    continue
+                loc = self._location(s)
+                if error is None:
+                    holder = self.find(s, name)
+                    other = holder.path.name if holder else "another file"
+                    error = f"holds the same name {name!r} as {other}; rename or remove one of them"
+                out.append((s, loc.directory / fname, error))
+            return out
+
+    def _filters(self, scopes: Sequence[Scope], tags: Sequence[str]) -> tuple[str, list[Any]]:
+        sql = " AND f.error IS NULL AND f.shadow=0"
+        args: list[Any] = []
+        if len(scopes) == 1:
+            sql += " AND f.scope=?"
+            args.append(scopes[0].value)
+        for tag in tags:
+            sql += " AND f.id IN (SELECT id FROM tags WHERE tag=?)"
+            args.append(tag_key(tag))
+        return sql, args
+
+    def list_ids(self, scopes: Sequence[Scope], tags: Sequence[str], offset: int, limit: int,
+                 query: fulltext.Query | None = None) -> tuple[list[int], int]:
+        """A page of note ids in listing order (project first, then by name), and the total;
+        with QUERY, only the notes it matches."""
+        with self._lock:
+            if query is not None and not query.empty and not self.fts:
+                scored = self._scan(query, scopes, tags)
+                ordered = [i for i, _ in sorted(scored, key=lambda s: s[1][1:])]
+                return ordered[offset:offset + limit], len(ordered)
+            where, args = self._filters(scopes, tags)
+            source = "files f"
+            if query is not None and not query.empty:
+                source = "fts JOIN files f ON f.id = fts.rowid"
+                where = " AND fts MATCH ?" + where
+                args = [query.fts(), *args]
+            where = "1=1" + where
+
+            def run() -> tuple[list[int], int]:
+                total = self._con.execute(f"SELECT count(*) FROM {source} WHERE {where}", args).fetchone()[0]
+                ids = [r[0] for r in self._con.execute(
+                    f"SELECT f.id FROM {source} WHERE {where} ORDER BY {_ORDER} LIMIT ? OFFSET ?",
+                    [*args, limit, offset])]
+                return ids, total
+            return self._guard(run)
+
+    def search_ids(self, query: fulltext.Query, scopes: Sequence[Scope], tags: Sequence[str],
+                   offset: int, limit: int) -> tuple[list[tuple[int, float]], int]:
+        """A page of (note id, bm25 score) best first, and the total number of matches."""
+        with self._lock:
+            if query.empty:
+                return [], 0
+            if not self.fts:
+                scored = sorted(self._scan(query, scopes, tags), key=lambda s: s[1])
+                return [(i, key[0]) for i, key in scored[offset:offset + limit]], len(scored)
+            where, args = self._filters(scopes, tags)
+            weights = ", ".join(str(w) for w in fulltext.WEIGHTS)
+
+            def run() -> tuple[list[tuple[int, float]], int]:
+                total = self._con.execute(
+                    f"SELECT count(*) FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{where}",
+                    [query.fts(), *args]).fetchone()[0]
+                rows = self._con.execute(
+                    f"SELECT f.id, bm25(fts, {weights}) AS score FROM fts JOIN files f ON f.id = fts.rowid "
+                    f"WHERE fts MATCH ?{where} ORDER BY score, {_ORDER} LIMIT ? OFFSET ?",
+                    [query.fts(), *args, limit, offset]).fetchall()
+                return [(r[0], r[1]) for r in rows], total
+            return self._guard(run)
+
+    # The plain scan (no FTS5) ----------------------------------------------------------------------
+
+    def _scan(self, query: fulltext.Query, scopes: Sequence[Scope],
+              tags: Sequence[str]) -> list[tuple[int, tuple[float, int, str, str]]]:
+        """(id, (score, scope order, name key, name)) of every visible match, by a scan of the
+        tokens with FTS5's bm25 formula and statistics (every indexed note counts)."""
+        generation = self._con.execute("PRAGMA data_version").fetchone()[0]
+        if self._scan_cache is None or self._scan_cache[0] != generation:
+            docs = {}
+            for r in self._con.execute("SELECT rowid, name, tags, content FROM fts"):
+                texts = [r[1], r[2], r[3]]
+                docs[r[0]] = (texts, [t.split() for t in texts])
+            self._scan_cache = (generation, docs)
+        docs = self._scan_cache[1]
+        n_rows = len(docs)
+        if not n_rows:
+            return []
+        total_tokens = sum(sum(len(c) for c in cols) for _, cols in docs.values())
+        avgdl = total_tokens / n_rows
+        hits = [0] * len(query.phrases)
+        matches: list[tuple[int, list[list[int]], int]] = []
+        for doc_id, (texts, columns) in docs.items():
+            raw = fulltext.raw_counts(query, columns, texts)
+            for i, per_column in enumerate(raw):
+                if any(per_column):
+                    hits[i] += 1
+            counts = fulltext.phrase_counts(query, raw)
+            if counts is not None:
+                matches.append((doc_id, counts, sum(len(c) for c in columns)))
+        idfs = [fulltext.idf(n_rows, h) for h in hits]
+        where, args = self._filters(scopes, tags)
+        visible = {r[0]: (r[1], r[2], r[3]) for r in self._con.execute(
+            f"SELECT f.id, f.scope, f.name_key, f.name FROM files f WHERE 1=1{where}", args)}
+        out = []
+        for doc_id, counts, size in matches:
+            meta = visible.get(doc_id)
+            if meta is None:
+                continue
+            score = fulltext.bm25_score(counts, idfs, size, avgdl)
+            out.append((doc_id, (score, 0 if meta[0] == "project" else 1, meta[1], meta[2])))
+        return out
+
+
+# Files on disk ---------------------------------------------------------------------------------
+
+
+def _usable_dir(directory: Path) -> Path | None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return directory if os.access(directory, os.W_OK) else None
+    except OSError:
+        return None
+
+
+def _remove_db(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(f"{path}{suffix}")
+        except OSError:
+            pass
+
+
+def _dir_signature(directory: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_ino)
+
+
+def _list_directory(directory: Path) -> dict[str, tuple[int, int, int]]:
+    """(size, mtime_ns, inode) of every note file of DIRECTORY (symlinks followed; a dangling
+    one gets zeros, so it is read and reported)."""
+    out: dict[str, tuple[int, int, int]] = {}
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if not is_note_file(entry.name):
+                    continue
+                try:
+                    st = entry.stat()
+                    out[entry.name] = (st.st_size, st.st_mtime_ns, st.st_ino)
+                except OSError:
+                    out[entry.name] = (0, 0, 0)
+    except OSError:
+        return {}
+    return out
+
+
+def _list_entry(directory: Path, fname: str) -> tuple[int, int, int] | None:
+    path = directory / fname
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return (0, 0, 0) if os.path.islink(path) else None
+    except OSError:
+        return (0, 0, 0)
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _read(loc: Location, fname: str) -> StoredNote | str:
+    """The note in file FNAME of LOC, or why it is not one."""
+    try:
+        return read_note_file(loc.directory / fname, loc.scope)
+    except NoteNotFoundError:
+        return "vanished while being read"
+    except NoteFileError as err:
+        return str(err)

@@ -1,0 +1,434 @@
+"""The notes store: the operations of the notes spec (seed 002) over the two notes directories.
+
+    create(name, content, tags=[], scope)      read(name, scope)       edit(name, content, scope)
+    list(search="", tags=[], scope="both")     delete(name, scope)     search(query, scope="both")
+
+Resolution: without a scope, `read`, `edit` and `delete` take the project's note when there is
+one, else the global one; an explicit scope looks only there. `create` goes to the project
+inside a project, else to the global notes. `list` and `search` cover both scopes unless told
+otherwise, project notes first; a global note hidden by a project note of the same name is
+marked `shadowed`.
+
+Results are small and paginated: `list` and `search` return a page of summaries (a snippet, not
+the content) and a cursor for the next page; only `read` returns a note's full content. Files
+that are not usable notes are reported (`problems`), never guessed at, never overwritten.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from memory_lens.core.discovery import Scope, find_project_root
+from memory_lens.core.notes import fulltext
+from memory_lens.core.notes.disk import create_note_file, delete_note_file, read_note_file, rewrite_note_file
+from memory_lens.core.notes.index import NotesIndex, Row
+from memory_lens.core.notes.locations import Location, NotesSettings, locations
+from memory_lens.core.notes.model import (
+    Note,
+    NoteConflictError,
+    NoteError,
+    NoteExistsError,
+    NoteFileError,
+    NoteInvalidError,
+    NoteNotFoundError,
+    Problem,
+    StoredNote,
+    new_note,
+    now_timestamp,
+    parse_scope,
+    validate_content,
+    validate_name,
+    validate_tags,
+)
+from memory_lens.core.notes.naming import candidate_filenames
+from memory_lens.core.writer import MemoryFileError, update_memory_file
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 200
+INDEX_VERSION = 1
+
+
+class NoProjectError(NoteError):
+    """Project notes were asked for outside any project."""
+
+
+@dataclass(frozen=True)
+class NoteSummary:
+    """One note in a list or search result: everything but the full content."""
+
+    name: str
+    scope: Scope
+    tags: tuple[str, ...]
+    created_at: str
+    updated_at: str
+    snippet: str
+    path: Path
+    revision: str
+    shadowed: bool
+    score: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "scope": self.scope.value, "tags": list(self.tags),
+                                "created_at": self.created_at, "updated_at": self.updated_at,
+                                "snippet": self.snippet, "path": str(self.path), "revision": self.revision,
+                                "shadowed": self.shadowed}
+        if self.score is not None:
+            data["score"] = round(self.score, 6)
+        return data
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page of notes: the items, how many there are in all, the cursor of the next page (None
+    on the last), and the unusable files of the scopes listed (on the first page only)."""
+
+    notes: list[NoteSummary]
+    total: int
+    next_cursor: str | None
+    problems: list[Problem] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"notes": [n.to_json() for n in self.notes], "total": self.total,
+                "next_cursor": self.next_cursor, "problems": [p.to_json() for p in self.problems]}
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a write did: the note now on disk, whether anything changed, and warnings (an
+    `index.json` that could not be kept in step)."""
+
+    note: StoredNote
+    changed: bool
+    warnings: list[str] = field(default_factory=list)
+
+
+def _encode_cursor(offset: int, fingerprint: str) -> str:
+    raw = json.dumps({"o": offset, "f": fingerprint}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str | None, fingerprint: str) -> int:
+    if not cursor:
+        return 0
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        offset, owner = int(data["o"]), data["f"]
+    except (ValueError, KeyError, TypeError):
+        raise NoteInvalidError("invalid cursor: pass the next_cursor of the previous page, or none to start") from None
+    if owner != fingerprint or offset < 0:
+        raise NoteInvalidError("this cursor belongs to another listing or search: start again without a cursor")
+    return offset
+
+
+def _limit(limit: int | None) -> int:
+    if limit is None:
+        return DEFAULT_LIMIT
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise NoteInvalidError(f"limit must be a whole number from 1 to {MAX_LIMIT}")
+    return min(limit, MAX_LIMIT)
+
+
+class NotesStore:
+    """Notes of one project (or none) and the global notes."""
+
+    def __init__(self, settings: NotesSettings, project_root: Path | None, *,
+                 index_dir: Path | None = None, fts: bool | None = None, freshness: float = 0.0) -> None:
+        self.settings = settings
+        self.project_root = project_root
+        self.locations = locations(settings, project_root)
+        self.index = NotesIndex(self.locations, index_dir=index_dir, fts=fts, freshness=freshness)
+
+    @classmethod
+    def for_directory(cls, directory: Path, settings: NotesSettings, **options: Any) -> NotesStore:
+        """The store of DIRECTORY's project (the nearest `.git` at or above it), if any."""
+        return cls(settings, find_project_root(directory), **options)
+
+    def close(self) -> None:
+        self.index.close()
+
+    # Locations -------------------------------------------------------------------------------
+
+    def location(self, scope: Scope) -> Location:
+        for loc in self.locations:
+            if loc.scope is scope:
+                return loc
+        raise NoProjectError("not inside a project (no .git found above the working directory), so there are "
+                             "no project notes: use scope global, or run `git init` at the project root")
+
+    def _scopes(self, scope: Any) -> list[Scope]:
+        chosen = parse_scope(scope, allow_both=True)
+        if chosen is None:
+            return [loc.scope for loc in self.locations]
+        self.location(chosen)
+        return [chosen]
+
+    def default_scope(self) -> Scope:
+        """Where `create` puts a note without a scope: the project inside a project."""
+        return self.locations[0].scope
+
+    # Finding one note -------------------------------------------------------------------------
+
+    def _lookup(self, loc: Location, name: str) -> StoredNote | None:
+        """The note NAME in LOC: at its own file name, else wherever the index saw it."""
+        broken: NoteFileError | None = None
+        for fname in candidate_filenames(name):
+            path = loc.directory / fname
+            try:
+                stored = read_note_file(path, loc.scope)
+            except NoteNotFoundError:
+                continue
+            except NoteFileError as err:
+                broken = broken or NoteFileError(f"{path}: {err}")
+                continue
+            if stored.name == name:
+                return stored
+        self.index.sync()
+        for fname in self.index.holders(loc.scope, name):
+            try:
+                stored = read_note_file(loc.directory / fname, loc.scope)
+            except NoteError:
+                continue
+            if stored.name == name:
+                return stored
+        if broken is not None:
+            raise broken
+        return None
+
+    def _resolve(self, name: str, scope: Any) -> StoredNote:
+        validate_name(name)
+        chosen = parse_scope(scope)
+        searched = [self.location(chosen)] if chosen else self.locations
+        for loc in searched:
+            found = self._lookup(loc, name)
+            if found is not None:
+                return found
+        where = f"{chosen.value} notes" if chosen else " or ".join(f"{loc.scope.value}" for loc in searched) + " notes"
+        raise NoteNotFoundError(f"no note named {name!r} in {where}; list them with `memory-lens notes list`")
+
+    def read(self, name: str, scope: Any = None) -> StoredNote:
+        """The note NAME: the project's, else the global one (or only in SCOPE)."""
+        return self._resolve(name, scope)
+
+    # Writing -----------------------------------------------------------------------------------
+
+    def create(self, name: str, content: str, tags: Iterable[str] | None = None, scope: Any = None) -> WriteResult:
+        """A new note NAME; NoteExistsError when SCOPE already has a note of that name."""
+        chosen = parse_scope(scope) or self.default_scope()
+        loc = self.location(chosen)
+        note = new_note(name, content, tags, chosen)
+        if self._lookup(loc, name) is not None:
+            raise self._exists(name, chosen)
+        path = self.free_path(loc, name)
+        try:
+            stored = create_note_file(path, note)
+        except NoteExistsError:
+            raise self._exists(name, chosen) from None
+        return WriteResult(stored, True, self._after_write(loc, path.name))
+
+    def _exists(self, name: str, scope: Scope) -> NoteExistsError:
+        return NoteExistsError(f"a {scope.value} note named {name!r} already exists; edit it, "
+                               "or delete it first")
+
+    def free_path(self, loc: Location, name: str) -> Path:
+        """The file a new note NAME goes to: its file name, unless another note or an unusable
+        file is there (then the longer form, when NAME has one)."""
+        names = candidate_filenames(name)
+        for fname in names:
+            path = loc.directory / fname
+            try:
+                read_note_file(path, loc.scope)
+            except NoteNotFoundError:
+                return path
+            except NoteFileError as err:
+                if fname == names[-1]:
+                    raise NoteFileError(f"{path}: {err}; a note named {name!r} would be written there: "
+                                        "fix or remove that file first") from None
+        return loc.directory / names[-1]  # taken by another name: create fails with "exists"
+
+    def find(self, name: str, scope: Scope) -> StoredNote | None:
+        """The note NAME in SCOPE only, or None."""
+        validate_name(name)
+        return self._lookup(self.location(scope), name)
+
+    def insert(self, note: Note) -> WriteResult:
+        """Create NOTE exactly as given (its timestamps kept: import); NoteExistsError when its
+        scope already has a note of that name."""
+        loc = self.location(note.scope)
+        if self._lookup(loc, note.name) is not None:
+            raise self._exists(note.name, note.scope)
+        path = self.free_path(loc, note.name)
+        try:
+            stored = create_note_file(path, note)
+        except NoteExistsError:
+            raise self._exists(note.name, note.scope) from None
+        return WriteResult(stored, True, self._after_write(loc, path.name))
+
+    def overwrite(self, existing: StoredNote, note: Note) -> WriteResult:
+        """Replace the note EXISTING (as read) with NOTE, in EXISTING's file (import --replace)."""
+        loc = self.location(existing.scope)
+
+        def transform(current: StoredNote) -> Note | None:
+            _check_same(current, existing.name, None)
+            return None if current.note == note else note.with_changes(scope=loc.scope)
+
+        result, changed = rewrite_note_file(existing.path, loc.scope, transform)
+        return WriteResult(result, changed, self._after_write(loc, existing.path.name) if changed else [])
+
+    def edit(self, name: str, content: str | None = None, scope: Any = None, tags: Iterable[str] | None = None,
+             expected_revision: str | None = None) -> WriteResult:
+        """Replace the content and/or the tags of the note NAME (found as `read` finds it).
+        With EXPECTED_REVISION, refuse (NoteConflictError) if the file changed since."""
+        if content is not None:
+            validate_content(content)
+        new_tags = validate_tags(tags) if tags is not None else None
+        stored = self._resolve(name, scope)
+        loc = self.location(stored.scope)
+
+        def transform(current: StoredNote) -> Note | None:
+            _check_same(current, name, expected_revision)
+            note = current.note
+            body = note.content if content is None else content
+            labels = note.tags if new_tags is None else new_tags
+            if body == note.content and labels == note.tags:
+                return None
+            return note.with_changes(content=body, tags=labels, updated_at=now_timestamp(), scope=loc.scope)
+
+        result, changed = rewrite_note_file(stored.path, loc.scope, transform)
+        warnings = self._after_write(loc, stored.path.name) if changed else []
+        return WriteResult(result, changed, warnings)
+
+    def delete(self, name: str, scope: Any = None, expected_revision: str | None = None) -> WriteResult:
+        """Delete the note NAME (found as `read` finds it)."""
+        stored = self._resolve(name, scope)
+        loc = self.location(stored.scope)
+        deleted = delete_note_file(stored.path, loc.scope, lambda current: _check_same(current, name, expected_revision))
+        return WriteResult(deleted, True, self._after_write(loc, stored.path.name))
+
+    def write_raw(self, loc: Location, fname: str, text: str, replace: bool) -> bool:
+        """Write TEXT as file FNAME of LOC (restore): only when the file is missing, or REPLACE.
+        True when written."""
+        path = loc.directory / fname
+
+        def change(current: str) -> tuple[str | None, bool]:
+            if current == text:
+                return None, False
+            if (current or path.exists()) and not replace:
+                raise NoteExistsError(f"{path} exists with other content")
+            return text, True
+
+        try:
+            written = update_memory_file(path, change)
+        except MemoryFileError as err:
+            raise NoteFileError(str(err)) from None
+        if written:
+            self._after_write(loc, fname)
+        return written
+
+    def _after_write(self, loc: Location, fname: str) -> list[str]:
+        """Index what was written; keep `index.json` in step (aicoder layout)."""
+        self.index.record(loc, fname)
+        return self.refresh_index_file(loc)
+
+    def refresh_index_file(self, loc: Location) -> list[str]:
+        """Write LOC's `index.json` from its notes (aicoder layout); warnings when it cannot be."""
+        index_file = loc.index_file
+        if index_file is None:
+            return []
+        self.index.sync(force=True)
+        entries = {}
+        for row in sorted(self._all_rows(loc.scope), key=lambda r: r.name):
+            entries[row.name] = {"file": row.path.name, "tags": list(row.tags),
+                                 "created_at": row.created_at, "updated_at": row.updated_at}
+        text = json.dumps({"version": INDEX_VERSION, "notes": entries}, ensure_ascii=False, indent=2) + "\n"
+        try:
+            update_memory_file(index_file, lambda current: (None if current == text else text, None))
+        except MemoryFileError as err:
+            return [f"{err}; the notes are saved, but the index was not updated"]
+        return []
+
+    def _all_rows(self, scope: Scope) -> list[Row]:
+        ids, _ = self.index.list_ids([scope], [], 0, 1 << 62)
+        return self.index.rows(ids)
+
+    # Listing and searching --------------------------------------------------------------------
+
+    def list(self, search: str = "", tags: Sequence[str] = (), scope: Any = "both",
+             limit: int | None = None, cursor: str | None = None) -> Page:
+        """A page of notes in SCOPE, project first, by name; with SEARCH, only the notes it
+        matches (the search syntax of `search`); with TAGS, only notes having every tag."""
+        scopes = self._scopes(scope)
+        wanted = validate_tags(tags)
+        size = _limit(limit)
+        query = None
+        if search and search.strip():
+            query = fulltext.parse_query(search)
+            if query.empty:
+                raise NoteInvalidError(f"nothing to search for in {search!r}: give at least one word")
+        offset = _decode_cursor(cursor, _fingerprint("list", search, wanted, scopes))
+        self.index.sync()
+        ids, total = self.index.list_ids(scopes, wanted, offset, size, query)
+        items = self._summaries(self.index.rows(ids), query, None)
+        return self._page(items, total, offset, ("list", search, wanted, scopes), cursor, scopes)
+
+    def search(self, query: str, scope: Any = "both", tags: Sequence[str] = (),
+               limit: int | None = None, cursor: str | None = None) -> Page:
+        """A page of the notes QUERY matches, best first (BM25)."""
+        scopes = self._scopes(scope)
+        wanted = validate_tags(tags)
+        size = _limit(limit)
+        if not isinstance(query, str) or not query.strip():
+            raise NoteInvalidError("give something to search for")
+        parsed = fulltext.parse_query(query)
+        if parsed.empty:
+            raise NoteInvalidError(f"nothing to search for in {query!r}: give at least one word")
+        offset = _decode_cursor(cursor, _fingerprint("search", query, wanted, scopes))
+        self.index.sync()
+        scored, total = self.index.search_ids(parsed, scopes, wanted, offset, size)
+        scores = dict(scored)
+        items = self._summaries(self.index.rows([i for i, _ in scored]), parsed, scores)
+        return self._page(items, total, offset, ("search", query, wanted, scopes), cursor, scopes)
+
+    def problems(self, scope: Any = "both") -> list[Problem]:
+        """Every file of the notes directories that is not a usable note, with the reason."""
+        scopes = self._scopes(scope)
+        self.index.sync()
+        return [Problem(s, p, r) for s, p, r in self.index.problems(scopes)]
+
+    def _summaries(self, rows: list[Row], query: fulltext.Query | None,
+                   scores: dict[int, float] | None) -> list[NoteSummary]:
+        has_project = any(loc.scope is Scope.PROJECT for loc in self.locations)
+        out = []
+        for row in rows:
+            shadowed = (row.scope is Scope.GLOBAL and has_project
+                        and self.index.find(Scope.PROJECT, row.name) is not None)
+            out.append(NoteSummary(row.name, row.scope, row.tags, row.created_at, row.updated_at,
+                                   fulltext.snippet(row.content, query), row.path, row.revision, shadowed,
+                                   scores.get(row.id) if scores else None))
+        return out
+
+    def _page(self, items: list[NoteSummary], total: int, offset: int, key: tuple, cursor: str | None,
+              scopes: list[Scope]) -> Page:
+        end = offset + len(items)
+        next_cursor = _encode_cursor(end, _fingerprint(*key)) if end < total and items else None
+        problems = [] if cursor else [Problem(s, p, r) for s, p, r in self.index.problems(scopes)]
+        return Page(items, total, next_cursor, problems)
+
+
+def _fingerprint(kind: str, text: str, tags: Sequence[str], scopes: Sequence[Scope]) -> str:
+    raw = json.dumps([kind, text, list(tags), [s.value for s in scopes]], ensure_ascii=False)
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def _check_same(current: StoredNote, name: str, expected_revision: str | None) -> None:
+    if current.name != name:
+        raise NoteNotFoundError(f"{current.path} now holds the note {current.name!r}, not {name!r}; nothing changed")
+    if expected_revision is not None and current.revision != expected_revision:
+        raise NoteConflictError(
+            f"the note {name!r} changed since it was read (revision {current.revision}, expected "
+            f"{expected_revision}); read it again and redo the change", current.revision)

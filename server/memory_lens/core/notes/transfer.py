@@ -1,0 +1,413 @@
+"""Backup and restore (one archive of the note files), export and import (JSON Lines or a
+Markdown bundle).
+
+- **backup** writes the note files of one or both scopes, byte for byte (unusable ones too, so
+  nothing is lost), into one `.tar.gz` with a manifest, `memory-lens-backup.json`.
+- **restore** puts them back into the current notes directories (which need not be the ones
+  they came from). A file whose note is missing is written; one that is already there, the same,
+  is left alone; one that differs is a conflict, reported and left alone, unless `replace`.
+- **export** writes notes as JSON Lines (one note object per line, the spec's six fields) or as a
+  Markdown bundle (a heading, a metadata comment and the content of each note).
+- **import** reads either (auto-detected), creates the notes that are missing, leaves identical
+  ones alone, and reports the others as conflicts unless `replace`. Records that are not valid
+  notes are reported and skipped; everything else is still imported.
+
+Every note written goes through the store, so through the core writer: atomic and locked.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from memory_lens.core.discovery import Scope
+from memory_lens.core.files import decode_memory_bytes
+from memory_lens.core.notes.model import (
+    MAX_FILE_BYTES,
+    Note,
+    NoteError,
+    NoteExistsError,
+    NoteFileError,
+    NoteInvalidError,
+    decode_note,
+    now_timestamp,
+    parse_scope,
+    parse_timestamp,
+    validate_content,
+    validate_name,
+    validate_tags,
+)
+from memory_lens.core.notes.naming import is_note_file
+from memory_lens.core.notes.store import NotesStore
+from memory_lens.core.writer import atomic_write
+
+MANIFEST = "memory-lens-backup.json"
+BACKUP_FORMAT = "memory-lens-notes-backup"
+BUNDLE_HEADER = "<!-- memory-lens notes bundle v1 -->"
+BUNDLE_MARK = "<!-- memory-lens-note "
+FORMATS = ("jsonl", "markdown")
+
+
+@dataclass
+class TransferReport:
+    """What a restore or an import did, note by note."""
+
+    created: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """True when nothing was left out (no conflict, nothing skipped)."""
+        return not self.conflicts and not self.skipped
+
+    def to_json(self) -> dict[str, Any]:
+        return {"created": self.created, "replaced": self.replaced, "unchanged": self.unchanged,
+                "conflicts": self.conflicts, "skipped": self.skipped, "warnings": self.warnings}
+
+    def summary(self) -> str:
+        parts = [f"{len(self.created)} created", f"{len(self.replaced)} replaced",
+                 f"{len(self.unchanged)} unchanged", f"{len(self.conflicts)} conflict(s)",
+                 f"{len(self.skipped)} skipped"]
+        return ", ".join(parts)
+
+
+def _label(scope: Scope, name: str) -> str:
+    return f"{scope.value}:{name}"
+
+
+# Backup and restore ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BackupResult:
+    path: Path
+    files: dict[str, int]  # per scope
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "files": self.files}
+
+
+def _note_files(directory: Path) -> list[Path]:
+    try:
+        return sorted(p for p in directory.iterdir() if is_note_file(p.name) and p.is_file())
+    except OSError:
+        return []
+
+
+def backup(store: NotesStore, archive: Path, scopes: Sequence[Scope]) -> BackupResult:
+    """Write every note file of SCOPES into ARCHIVE (a `.tar.gz`), atomically."""
+    buffer = io.BytesIO()
+    counts: dict[str, int] = {}
+    manifest: dict[str, Any] = {"format": BACKUP_FORMAT, "version": 1, "created_at": now_timestamp(),
+                                "layout": store.settings.layout.value, "scopes": {}}
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        for scope in scopes:
+            loc = store.location(scope)
+            files = _note_files(loc.directory)
+            for path in files:
+                try:
+                    data = path.read_bytes()
+                except OSError as err:
+                    raise NoteFileError(f"{path}: cannot be read: {err.strerror or err}") from None
+                _add(tar, f"{scope.value}/{path.name}", data)
+            counts[scope.value] = len(files)
+            manifest["scopes"][scope.value] = {"directory": str(loc.directory), "files": len(files)}
+        _add(tar, MANIFEST, (json.dumps(manifest, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    try:
+        archive.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(archive, buffer.getvalue())
+    except OSError as err:
+        raise NoteFileError(f"{archive}: cannot write the backup: {err.strerror or err}") from None
+    return BackupResult(archive, counts)
+
+
+def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mtime = int(time.time())
+    info.mode = 0o644
+    tar.addfile(info, io.BytesIO(data))
+
+
+def _archive_members(archive: Path) -> Iterator[tuple[str, bytes | None, str]]:
+    """(member name, its bytes or None, why it is skipped) of every member of ARCHIVE; the
+    manifest must be there. Members are read into memory, never extracted."""
+    try:
+        tar = tarfile.open(archive, mode="r:*")
+    except FileNotFoundError:
+        raise NoteFileError(f"{archive}: no such file") from None
+    except (tarfile.TarError, OSError, EOFError) as err:
+        raise NoteFileError(f"{archive}: not a Memory Lens notes backup ({err})") from None
+    with tar:
+        try:
+            members = tar.getmembers()
+        except (tarfile.TarError, OSError, EOFError) as err:
+            raise NoteFileError(f"{archive}: the archive is damaged ({err})") from None
+        names = {m.name for m in members}
+        if MANIFEST not in names:
+            raise NoteFileError(f"{archive}: not a Memory Lens notes backup (no {MANIFEST} in it)")
+        for member in members:
+            if member.name == MANIFEST:
+                continue
+            if not member.isfile():
+                yield member.name, None, "not a regular file"
+                continue
+            if member.size > MAX_FILE_BYTES:
+                yield member.name, None, f"too large ({member.size} bytes)"
+                continue
+            handle = tar.extractfile(member)
+            yield member.name, handle.read() if handle else b"", ""
+
+
+def restore(store: NotesStore, archive: Path, scopes: Sequence[Scope], replace: bool = False) -> TransferReport:
+    """Put the note files of ARCHIVE for SCOPES back (see the module docstring)."""
+    report = TransferReport()
+    wanted = {s.value for s in scopes}
+    for member, data, why in _archive_members(archive):
+        scope_name, _, fname = member.partition("/")
+        if scope_name not in ("project", "global") or "/" in fname or not is_note_file(fname):
+            report.skipped.append(f"{member}: not a note file of the backup")
+            continue
+        if scope_name not in wanted:
+            continue
+        if data is None:
+            report.skipped.append(f"{member}: {why}")
+            continue
+        text, reason = decode_memory_bytes(data)
+        if text is None:
+            report.skipped.append(f"{member}: {reason}")
+            continue
+        try:
+            _restore_file(store, Scope(scope_name), fname, text, replace, report)
+        except NoteError as err:
+            report.skipped.append(f"{member}: {err}")
+    return report
+
+
+def _restore_file(store: NotesStore, scope: Scope, fname: str, text: str, replace: bool, report: TransferReport) -> None:
+    loc = store.location(scope)
+    try:
+        note = decode_note(text, scope)
+    except NoteFileError:
+        label = f"{scope.value}/{fname}"
+        current = loc.directory / fname
+        same = current.is_file() and _text_of(current) == text
+        _write(store, loc, fname, text, replace, label, report, existed=current.exists(), same=same)
+        return
+    existing = store.find(note.name, scope)
+    label = _label(scope, note.name)
+    if existing is None:
+        target = fname if not (loc.directory / fname).exists() else store.free_path(loc, note.name).name
+        _write(store, loc, target, text, False, label, report, existed=False, same=False)
+        return
+    same = _text_of(existing.path) == text
+    _write(store, loc, existing.path.name, text, replace, label, report, existed=True, same=same)
+
+
+def _text_of(path: Path) -> str | None:
+    try:
+        text, _ = decode_memory_bytes(path.read_bytes())
+        return text
+    except OSError:
+        return None
+
+
+def _write(store: NotesStore, loc: Any, fname: str, text: str, replace: bool, label: str,
+           report: TransferReport, existed: bool, same: bool) -> None:
+    if same:
+        report.unchanged.append(label)
+        return
+    if existed and not replace:
+        report.conflicts.append(f"{label}: differs from the backup; kept (use --replace to overwrite)")
+        return
+    try:
+        store.write_raw(loc, fname, text, replace=existed)
+    except NoteExistsError:
+        report.conflicts.append(f"{label}: appeared while restoring; kept (use --replace to overwrite)")
+        return
+    (report.replaced if existed else report.created).append(label)
+
+
+# Export --------------------------------------------------------------------------------------
+
+
+def export_notes(store: NotesStore, scopes: Sequence[Scope], fmt: str, tags: Sequence[str] = ()) -> tuple[str, int, list[str]]:
+    """(the exported text, how many notes, warnings about skipped files) for SCOPES in FMT."""
+    if fmt not in FORMATS:
+        raise NoteInvalidError(f"unknown export format {fmt!r}: use jsonl or markdown")
+    notes: list[Note] = []
+    warnings = [str(p) for p in store.problems("both" if len(scopes) > 1 else scopes[0].value)]
+    for scope in scopes:
+        cursor = None
+        while True:
+            page = store.list(scope=scope.value, tags=tags, limit=200, cursor=cursor)
+            for summary in page.notes:
+                found = store.find(summary.name, scope)
+                if found is not None:
+                    notes.append(found.note)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+    if fmt == "jsonl":
+        text = "".join(json.dumps(_record(n), ensure_ascii=False) + "\n" for n in notes)
+    else:
+        text = render_bundle(notes)
+    return text, len(notes), warnings
+
+
+def _record(note: Note) -> dict[str, Any]:
+    return {"name": note.name, "content": note.content, "tags": list(note.tags),
+            "created_at": note.created_at, "updated_at": note.updated_at, "scope": note.scope.value}
+
+
+def render_bundle(notes: Sequence[Note]) -> str:
+    """Notes as one Markdown document: per note a `## name` heading, a metadata comment (the
+    other fields, and how many lines of content follow) and the content as written."""
+    out = [BUNDLE_HEADER, ""]
+    for note in notes:
+        lines = note.content.split("\n")
+        meta = {"name": note.name, "scope": note.scope.value, "tags": list(note.tags),
+                "created_at": note.created_at, "updated_at": note.updated_at, "lines": len(lines)}
+        heading = " ".join(note.name.split())
+        out += [f"## {heading}", "", BUNDLE_MARK + json.dumps(meta, ensure_ascii=False).replace("--", "-\\u002d") + " -->",
+                *lines, ""]
+    return "\n".join(out)
+
+
+# Import --------------------------------------------------------------------------------------
+
+
+def parse_records(text: str, fmt: str | None = None) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    """((where, record) of every record, errors) of a JSON Lines file or a Markdown bundle."""
+    if fmt is None:
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        fmt = "jsonl" if first.startswith("{") else "markdown"
+    if fmt == "jsonl":
+        return _parse_jsonl(text)
+    if fmt == "markdown":
+        return _parse_bundle(text)
+    raise NoteInvalidError(f"unknown import format {fmt!r}: use jsonl or markdown")
+
+
+def _parse_jsonl(text: str) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    records, errors = [], []
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as err:
+            errors.append(f"line {number}: not valid JSON ({err.msg})")
+            continue
+        if not isinstance(data, dict):
+            errors.append(f"line {number}: not a note object")
+            continue
+        records.append((f"line {number}", data))
+    return records, errors
+
+
+def _is_mark(line: str) -> bool:
+    return line.startswith(BUNDLE_MARK) and line.rstrip().endswith("-->")
+
+
+def _parse_bundle(text: str) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    """Records of a Markdown bundle, read in order: after each metadata comment come `lines`
+    lines of content (so content may hold anything, even such a comment); a bundle edited by
+    hand without `lines` has each content run to the next note's heading."""
+    lines = text.split("\n")
+    records: list[tuple[str, dict[str, Any]]] = []
+    errors: list[str] = []
+    i = 0
+    while i < len(lines):
+        if not _is_mark(lines[i]):
+            i += 1
+            continue
+        raw = lines[i].rstrip()[len(BUNDLE_MARK):-3].strip()
+        try:
+            meta = json.loads(raw)
+            if not isinstance(meta, dict):
+                raise ValueError("not an object")
+        except ValueError as err:
+            errors.append(f"line {i + 1}: unreadable note metadata ({err})")
+            i += 1
+            continue
+        count = meta.pop("lines", None)
+        if isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= len(lines) - i - 1:
+            body = lines[i + 1:i + 1 + count]
+            following = i + 1 + count
+        else:
+            following = next((j for j in range(i + 1, len(lines)) if _is_mark(lines[j])), len(lines))
+            body = lines[i + 1:following]
+            while body and (not body[-1].strip() or (body[-1].startswith("## ") and following < len(lines))):
+                body.pop()
+        meta["content"] = "\n".join(body)
+        records.append((f"line {i + 1}", meta))
+        i = following
+    if not records and not errors and text.strip():
+        errors.append("not a Memory Lens notes bundle: no note metadata comments in it")
+    return records, errors
+
+
+def _note_from_record(data: dict[str, Any], scope: Scope) -> Note:
+    name = validate_name(data.get("name"))
+    content = validate_content(data.get("content"))
+    tags = validate_tags(data.get("tags") or [])
+    stamps = []
+    for key in ("created_at", "updated_at"):
+        value = data.get(key)
+        if value is None:
+            stamps.append("")
+        elif isinstance(value, str) and parse_timestamp(value) is not None:
+            stamps.append(value)
+        else:
+            raise NoteInvalidError(f"{key!r} must be an ISO-8601 UTC timestamp, not {value!r}")
+    now = now_timestamp()
+    created = stamps[0] or stamps[1] or now
+    return Note(name, content, tags, created, stamps[1] or created, scope)
+
+
+def import_notes(store: NotesStore, text: str, fmt: str | None = None, scope: Any = None,
+                 replace: bool = False) -> TransferReport:
+    """Import the notes of TEXT (see the module docstring). SCOPE puts every note there;
+    without it each note goes to the scope its record names (project when none)."""
+    report = TransferReport()
+    forced = parse_scope(scope)
+    records, errors = parse_records(text, fmt)
+    report.skipped.extend(errors)
+    for where, data in records:
+        try:
+            target = forced or parse_scope(data.get("scope") or store.default_scope().value)
+            assert target is not None
+            note = _note_from_record(data, target)
+            store.location(target)
+        except NoteError as err:
+            report.skipped.append(f"{where}: {err}")
+            continue
+        label = _label(target, note.name)
+        try:
+            existing = store.find(note.name, target)
+            if existing is None:
+                store.insert(note)
+                report.created.append(label)
+            elif existing.note.content == note.content and existing.note.tags == note.tags:
+                report.unchanged.append(label)
+            elif not replace:
+                report.conflicts.append(f"{label}: a different note of that name exists; kept "
+                                        "(use --replace to overwrite)")
+            else:
+                store.overwrite(existing, note)
+                report.replaced.append(label)
+        except NoteExistsError:
+            report.conflicts.append(f"{label}: appeared while importing; kept (use --replace to overwrite)")
+        except NoteError as err:
+            report.skipped.append(f"{where}: {err}")
+    return report
