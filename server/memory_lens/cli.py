@@ -1,4 +1,4 @@
-"""The `memory-lens` command line: show, add, list, remove, check, serve.
+"""The `memory-lens` command line: show, add, list, remove, check, serve, notes (`cli_notes`).
 
 stdout carries only the requested output; messages, warnings and the --debug trace go to
 stderr. Exit status: 0 success, 1 failure (or findings, for `check`), 2 bad usage.
@@ -113,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", parents=[common], help="run the language server on stdio",
                        description="Run the Memory Lens language server (LSP) on stdin/stdout.")
     p.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
+
+    from memory_lens.cli_notes import add_notes_parser
+
+    add_notes_parser(sub, common, _Parser)
     return parser
 
 
@@ -248,8 +252,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_notes(args: argparse.Namespace) -> int:
+    from memory_lens.cli_notes import cmd_notes as run
+
+    return run(args)
+
+
 COMMANDS = {"show": cmd_show, "add": cmd_add, "list": cmd_list, "remove": cmd_remove,
-            "check": cmd_check, "serve": cmd_serve}
+            "check": cmd_check, "serve": cmd_serve, "notes": cmd_notes}
 
 
 def _utf8_streams() -> None:

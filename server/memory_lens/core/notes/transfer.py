@@ -145,13 +145,15 @@ def _archive_members(archive: Path) -> Iterator[tuple[str, bytes | None, str]]:
         tar = tarfile.open(archive, mode="r:*")
     except FileNotFoundError:
         raise NoteFileError(f"{archive}: no such file") from None
-    except (tarfile.TarError, OSError, EOFError) as err:
-        raise NoteFileError(f"{archive}: not a Memory Lens notes backup ({err})") from None
+    except IsADirectoryError:
+        raise NoteFileError(f"{archive}: is a directory; give the backup's archive file") from None
+    except (tarfile.TarError, OSError, EOFError):
+        raise NoteFileError(f"{archive}: not a Memory Lens notes backup (not a readable .tar.gz archive)") from None
     with tar:
         try:
             members = tar.getmembers()
         except (tarfile.TarError, OSError, EOFError) as err:
-            raise NoteFileError(f"{archive}: the archive is damaged ({err})") from None
+            raise NoteFileError(f"{archive}: the archive is damaged ({' '.join(str(err).split())})") from None
         names = {m.name for m in members}
         if MANIFEST not in names:
             raise NoteFileError(f"{archive}: not a Memory Lens notes backup (no {MANIFEST} in it)")
