@@ -1,4 +1,4 @@
-"""The `memory-lens` command line: show, add, list, remove, check, serve, notes (`cli_notes`).
+"""The `memory-lens` command line: show, add, list, remove, check, serve, notes and mcp (`cli_notes`).
 
 stdout carries only the requested output; messages, warnings and the --debug trace go to
 stderr. Exit status: 0 success, 1 failure (or findings, for `check`), 2 bad usage.
@@ -114,9 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run the Memory Lens language server (LSP) on stdin/stdout.")
     p.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
 
-    from memory_lens.cli_notes import add_notes_parser
+    from memory_lens.cli_notes import add_mcp_parser, add_notes_parser
 
     add_notes_parser(sub, common, _Parser)
+    add_mcp_parser(sub, common)
     return parser
 
 
@@ -258,8 +259,14 @@ def cmd_notes(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from memory_lens.cli_notes import cmd_mcp as run
+
+    return run(args, _settings(args))
+
+
 COMMANDS = {"show": cmd_show, "add": cmd_add, "list": cmd_list, "remove": cmd_remove,
-            "check": cmd_check, "serve": cmd_serve, "notes": cmd_notes}
+            "check": cmd_check, "serve": cmd_serve, "notes": cmd_notes, "mcp": cmd_mcp}
 
 
 def _utf8_streams() -> None:

@@ -138,6 +138,36 @@ def add_notes_parser(sub: Any, common: argparse.ArgumentParser, parser_class: ty
     p.add_argument("--replace", action="store_true", help="overwrite notes that differ")
 
 
+def add_mcp_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add `mcp` (the MCP server on stdio) to the main parser's subparsers SUB."""
+    p = sub.add_parser("mcp", parents=[common, notes_options()], help="run the MCP server on stdio",
+                       description="Run the Memory Lens MCP server on stdin/stdout: notes tools (memory_create, "
+                                   "memory_read, memory_list, memory_edit, memory_delete, memory_search) and "
+                                   "memory-file tools (save_memory, list_memory_entries, remove_memory_entry, "
+                                   "effective_memory) for the project of --dir (default: the current directory).")
+    p.add_argument("--stdio", action="store_true", help="talk MCP over stdin/stdout (the default)")
+
+
+def cmd_mcp(args: argparse.Namespace, settings: Any) -> int:
+    """Serve MCP on stdio for the project of --dir."""
+    from memory_lens.cli import Failure, UsageError
+    from memory_lens.core.discovery import TargetError, resolve_target
+    from memory_lens.core.notes import NoteInvalidError, resolve_notes_settings
+
+    try:
+        notes_settings = resolve_notes_settings(args.layout, args.notes_dir)
+    except NoteInvalidError as err:
+        raise UsageError(f"{PROG}: error: {err}") from None
+    try:
+        directory = resolve_target(args.dir)
+    except TargetError as err:
+        raise Failure(str(err)) from None
+    from memory_lens.mcp_server.server import make_context, run_stdio
+
+    run_stdio(make_context(directory, settings, notes_settings), debug=args.debug)
+    return 0
+
+
 def _content_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("content", nargs="?", default=None, metavar="CONTENT", help="the content, or - to read stdin")
     p.add_argument("--file", default=None, metavar="PATH", help="read the content from PATH")

@@ -16,13 +16,12 @@ that are not usable notes are reported (`problems`), never guessed at, never ove
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from memory_lens.core import paging
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.notes import fulltext
 from memory_lens.core.notes.disk import create_note_file, delete_note_file, read_note_file, rewrite_note_file
@@ -105,25 +104,6 @@ class WriteResult:
     note: StoredNote
     changed: bool
     warnings: list[str] = field(default_factory=list)
-
-
-def _encode_cursor(offset: int, fingerprint: str) -> str:
-    raw = json.dumps({"o": offset, "f": fingerprint}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str | None, fingerprint: str) -> int:
-    if not cursor:
-        return 0
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        offset, owner = int(data["o"]), data["f"]
-    except (ValueError, KeyError, TypeError):
-        raise NoteInvalidError("invalid cursor: pass the next_cursor of the previous page, or none to start") from None
-    if owner != fingerprint or offset < 0:
-        raise NoteInvalidError("this cursor belongs to another listing or search: start again without a cursor")
-    return offset
 
 
 def _limit(limit: int | None) -> int:
@@ -414,15 +394,20 @@ class NotesStore:
 
     def _page(self, items: list[NoteSummary], total: int, offset: int, key: tuple, cursor: str | None,
               scopes: list[Scope]) -> Page:
-        end = offset + len(items)
-        next_cursor = _encode_cursor(end, _fingerprint(*key)) if end < total and items else None
+        next_cursor = paging.next_cursor(offset, len(items), total, _fingerprint(*key))
         problems = [] if cursor else [Problem(s, p, r) for s, p, r in self.index.problems(scopes)]
         return Page(items, total, next_cursor, problems)
 
 
 def _fingerprint(kind: str, text: str, tags: Sequence[str], scopes: Sequence[Scope]) -> str:
-    raw = json.dumps([kind, text, list(tags), [s.value for s in scopes]], ensure_ascii=False)
-    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return paging.fingerprint(kind, text, list(tags), [s.value for s in scopes])
+
+
+def _decode_cursor(cursor: str | None, owner: str) -> int:
+    try:
+        return paging.decode_cursor(cursor, owner)
+    except paging.CursorError as err:
+        raise NoteInvalidError(str(err)) from None
 
 
 def _check_same(current: StoredNote, name: str, expected_revision: str | None) -> None:

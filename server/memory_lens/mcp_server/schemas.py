@@ -1,0 +1,138 @@
+"""The MCP tools' names, descriptions and input schemas: what a model reads to decide which tool to
+call and how. The six notes tools keep seed 002's names and parameters (`memory_list` and
+`memory_search` add `cursor` and `limit`, for pages); `save_memory` keeps Gemini CLI's (seeds
+001 and 004).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_PAGE = 100
+# The agents whose loading rules `effective_memory` follows: Gemini CLI's, the only ones the core
+# knows today. When the core learns other agents' rules, list them here and pass them through.
+AGENTS = ("gemini",)
+
+INSTRUCTIONS = """\
+Memory Lens keeps two kinds of memory for this project and for the user.
+
+Memory files (GEMINI.md and friends) are loaded into every session in full. Use save_memory for a
+short fact the user wants remembered in every session; list_memory_entries and remove_memory_entry
+to review or remove them; effective_memory to see exactly what is loaded for a path.
+
+Notes are named, tagged pieces of knowledge looked up only when needed (architecture decisions,
+build fixes, snippets). Use memory_search or memory_list to find them, memory_read to get one in
+full, memory_create / memory_edit / memory_delete to keep them. Project notes are shared with the
+project; global notes are personal. Without a scope, a name means the project's note, else the
+global one.
+"""
+
+_SCOPE_WRITE = {"type": "string", "enum": ["project", "global"],
+                "description": "Storage scope: 'project' (shared with the project) or 'global' (personal). "
+                               "Default: the project's note if there is one, else the global one."}
+_SCOPE_READ = {"type": "string", "enum": ["project", "global", "both"],
+               "description": "Which notes to look at. Default: both (project notes first)."}
+_TAGS = {"type": "array", "items": {"type": "string"}, "description": "Optional tags for categorization"}
+_CURSOR = {"type": "string", "description": "The next_cursor of the previous page, to get the next one."}
+_LIMIT = {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "description": "Notes per page (default 20)."}
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
+    "memory_create": (
+        "Creates a new memory note with optional tags and scope. Use it for knowledge worth keeping "
+        "beyond this session that is looked up when needed: an architecture decision, a build or "
+        "debugging fix, a reusable snippet, a preference with context. Pick a short, descriptive, "
+        "unique name. Fails if a note of that name already exists in that scope (use memory_edit).",
+        _object({"name": {"type": "string", "description": "Unique name for the note (1-128 characters)"},
+                 "content": {"type": "string", "description": "Note content"},
+                 "tags": _TAGS,
+                 "scope": {**_SCOPE_WRITE, "description": "Storage scope. Default: project inside a project, "
+                                                           "else global."}},
+                ["name", "content"]),
+    ),
+    "memory_read": (
+        "Reads one memory note in full: its content, tags and timestamps. Without a scope it reads the "
+        "project's note of that name, else the global one.",
+        _object({"name": {"type": "string", "description": "The note's name"}, "scope": _SCOPE_WRITE}, ["name"]),
+    ),
+    "memory_list": (
+        "Lists memory notes (name, scope, tags, a one-line snippet; not the full content), project notes "
+        "first, by name, a page at a time. Filter by a search query and/or tags (a note must have every "
+        "tag given). Use memory_read for a note's full content.",
+        _object({"search": {"type": "string", "description": "Only notes matching this query (the syntax of "
+                                                             "memory_search); empty: all notes"},
+                 "tags": {**_TAGS, "description": "Only notes having all of these tags"},
+                 "scope": _SCOPE_READ, "cursor": _CURSOR, "limit": _LIMIT}, []),
+    ),
+    "memory_edit": (
+        "Replaces the content of an existing memory note (its tags and creation time are kept). Without a "
+        "scope it edits the project's note of that name, else the global one.",
+        _object({"name": {"type": "string", "description": "The note's name"},
+                 "content": {"type": "string", "description": "The new content (replaces the old)"},
+                 "scope": _SCOPE_WRITE}, ["name", "content"]),
+    ),
+    "memory_delete": (
+        "Deletes a memory note. Without a scope it deletes the project's note of that name, else the "
+        "global one.",
+        _object({"name": {"type": "string", "description": "The note's name"}, "scope": _SCOPE_WRITE}, ["name"]),
+    ),
+    "memory_search": (
+        'Full-text search of memory notes, best match first (BM25), a page at a time, with a snippet of '
+        'each. Query syntax: words (all must match), "an exact phrase", prefix* and OR between groups '
+        '(deploy staging OR "release train"). Matching ignores case and accents.',
+        _object({"query": {"type": "string", "description": "What to look for"},
+                 "scope": _SCOPE_READ, "cursor": _CURSOR, "limit": _LIMIT}, ["query"]),
+    ),
+    "save_memory": (
+        "Saves a specific fact to long-term memory: a '- fact' entry under '## Gemini Added Memories' in "
+        "the memory file (GEMINI.md) that is loaded into every future session.\n\n"
+        "Use this tool:\n"
+        "- when the user explicitly asks you to remember something (\"remember that I use pnpm\", "
+        "\"please save this: the staging host is db-2\");\n"
+        "- when the user states a clear, short fact about themselves, their preferences or their "
+        "environment that will matter in future sessions.\n\n"
+        "Do NOT use this tool:\n"
+        "- for context that only matters in the current conversation;\n"
+        "- for long, complex or rambling text: a fact is one short, self-contained statement (for longer "
+        "knowledge, create a note with memory_create);\n"
+        "- when you are not sure the fact is worth remembering for good: ask the user \"Should I remember "
+        "that for you?\" first.\n\n"
+        "The user may be shown the change and asked to approve or edit it; if they decline, nothing is "
+        "written: do not retry.",
+        _object({"fact": {"type": "string", "description": "The fact to remember: one clear, self-contained "
+                                                           "statement, e.g. 'My favourite colour is blue'."},
+                 "scope": {"type": "string", "enum": ["project", "global"],
+                           "description": "'project' saves to the project's GEMINI.md (for this project only); "
+                                          "'global' to the user's ~/.gemini/GEMINI.md (every project). Default: "
+                                          "project inside a project, else global."}},
+                ["fact"]),
+    ),
+    "list_memory_entries": (
+        "Lists the entries (top-level list items) of the memory files loaded for a path, in load order, "
+        "with the file and line of each, a page at a time.",
+        _object({"scope": {"type": "string", "enum": ["project", "global", "all"],
+                           "description": "Which memory files: project, global or all (default)."},
+                 "path": {"type": "string", "description": "A file or directory (default: the project)."},
+                 "cursor": _CURSOR,
+                 "limit": {**_LIMIT, "description": "Entries per page (default 50)."}}, []),
+    ),
+    "remove_memory_entry": (
+        "Removes the first memory entry (in list_memory_entries order) matching the text, ignoring case, "
+        "spacing and a trailing full stop. Only when the user asks for it.",
+        _object({"text": {"type": "string", "description": "The entry's text"},
+                 "scope": {"type": "string", "enum": ["project", "global"],
+                           "description": "Only look in project or global memory files (default: both)."}},
+                ["text"]),
+    ),
+    "effective_memory": (
+        "Shows the memory an agent loads for a path: the merged text of every memory file of its chain "
+        "(global first, then the project's, general to specific) and the files it comes from.",
+        _object({"path": {"type": "string", "description": "A file or directory (default: the project)."},
+                 "agent": {"type": "string", "enum": list(AGENTS),
+                           "description": "Whose loading rules to follow (default: gemini)."}}, []),
+    ),
+}

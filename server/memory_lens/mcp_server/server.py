@@ -1,0 +1,216 @@
+"""The Memory Lens MCP server (`memory-lens mcp`): the tools of `schemas` over stdio, on the
+official `mcp` SDK (2.x: `mcp.server.mcpserver.MCPServer`).
+
+Every tool is registered with its hand-written input schema, and arguments are checked against
+it before the tool runs (the SDK does not), so a model gets a clear error for an unknown
+argument or scope. `save_memory` asks the user first where the client supports form
+elicitation: the message shows the diff; the form lets them edit the text and choose "always
+allow for this project". The question is asked through the SDK's resolvers, which use whichever
+way the negotiated protocol version has (a request in the middle of the call, or an
+input-required round trip). Without elicitation the client's own tool approval is the
+confirmation, and the fact is written.
+"""
+
+# No `from __future__ import annotations`: the SDK reads the tools' annotations at run time, and
+# `save_memory`'s refers to a function local to `build_server`.
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Callable
+
+import jsonschema
+from mcp.server.mcpserver import (
+    AcceptedElicitation,
+    Context,
+    Elicit,
+    ElicitationResult,
+    MCPServer,
+    Resolve,
+)
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel, Field, create_model
+
+from memory_lens import __version__
+from memory_lens.core.discovery import Scope
+from memory_lens.mcp_server import tools
+from memory_lens.mcp_server.schemas import INSTRUCTIONS, TOOLS
+from memory_lens.mcp_server.tools import SavePlan, ToolContext, ToolFailure
+
+log = logging.getLogger("memory_lens.mcp")
+SERVER_NAME = "memory-lens"
+SAVE_TOOL = "save_memory"
+
+
+class CheckedTool(Tool):
+    """A tool whose arguments are validated against its published input schema first."""
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        validator = jsonschema.Draft202012Validator(self.parameters)
+        error = next(iter(sorted(validator.iter_errors(arguments or {}), key=lambda e: list(e.path))), None)
+        if error is not None:
+            where = ".".join(str(p) for p in error.path)
+            raise ToolError(f"Error executing tool {self.name}: invalid arguments: "
+                            f"{where + ': ' if where else ''}{error.message}")
+        return await super().run(arguments, context, convert_result)
+
+
+def _tool(fn: Callable[..., Any], name: str, read_only: bool, destructive: bool = False) -> Tool:
+    description, schema = TOOLS[name]
+    tool = CheckedTool.from_function(
+        fn, name=name, description=description,
+        annotations=ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive if not read_only else None,
+                                    open_world_hint=False))
+    tool.parameters = schema
+    return tool
+
+
+def _run(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    try:
+        return call()
+    except ToolFailure as err:
+        raise ToolError(str(err)) from None
+
+
+# save_memory and its confirmation ------------------------------------------------------------------
+
+
+class Decided(BaseModel):
+    """What `save_memory` does without asking: why, and the plan (None when it cannot be made)."""
+
+    reason: str  # "already-present", "always-allowed", "no-elicitation", "invalid"
+    error: str = ""
+    plan: Any = None
+
+
+def supports_form_elicitation(ctx: Context) -> bool:
+    caps = ctx.client_capabilities
+    elicitation = caps.elicitation if caps is not None else None
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+
+def approval_form(text: str) -> type[BaseModel]:
+    """The form the user fills in: the entry (editable) and whether to stop asking here."""
+    return create_model(
+        "SaveMemoryApproval",
+        text=(str, Field(default=text, title="Entry to save", description="Edit the text before it is saved")),
+        always_allow=(bool, Field(default=False, title="Always allow for this project",
+                                  description="Save facts without asking again in this project")),
+    )
+
+
+def approval_message(plan: SavePlan) -> str:
+    return (f"Save to {plan.scope.value} memory {plan.path}?\n\n"
+            f"{plan.diff or '(the file is created)'}\n"
+            "Approve, edit the text first, or decline.")
+
+
+def build_server(ctx: ToolContext) -> MCPServer:
+    """The MCP server with every tool of `schemas.TOOLS` working on CTX."""
+
+    def memory_create(name: str, content: str, tags: list[str] | None = None, scope: str | None = None) -> dict[str, Any]:
+        return _run(lambda: tools.memory_create(ctx, name, content, tags, scope))
+
+    def memory_read(name: str, scope: str | None = None) -> dict[str, Any]:
+        return _run(lambda: tools.memory_read(ctx, name, scope))
+
+    def memory_list(search: str = "", tags: list[str] | None = None, scope: str | None = None,
+                    cursor: str | None = None, limit: int | None = None) -> dict[str, Any]:
+        return _run(lambda: tools.memory_list(ctx, search, tags, scope, cursor, limit))
+
+    def memory_edit(name: str, content: str, scope: str | None = None) -> dict[str, Any]:
+        return _run(lambda: tools.memory_edit(ctx, name, content, scope))
+
+    def memory_delete(name: str, scope: str | None = None) -> dict[str, Any]:
+        return _run(lambda: tools.memory_delete(ctx, name, scope))
+
+    def memory_search(query: str, scope: str | None = None, cursor: str | None = None,
+                      limit: int | None = None) -> dict[str, Any]:
+        return _run(lambda: tools.memory_search(ctx, query, scope, cursor, limit))
+
+    def list_memory_entries(scope: str | None = None, path: str | None = None, cursor: str | None = None,
+                            limit: int | None = None) -> dict[str, Any]:
+        return _run(lambda: tools.list_memory_entries(ctx, scope, path, cursor, limit))
+
+    def remove_memory_entry(text: str, scope: str | None = None) -> dict[str, Any]:
+        return _run(lambda: tools.remove_memory_entry(ctx, text, scope))
+
+    def effective_memory(path: str | None = None, agent: str | None = None) -> dict[str, Any]:
+        return _run(lambda: tools.effective_memory(ctx, path, agent))
+
+    def ask_to_save(fact: str, scope: str | None, context: Context) -> Elicit[Any] | Decided:
+        """Decide whether the user must be asked, and ask (the SDK sends the question)."""
+        try:
+            plan = tools.plan_save(ctx, fact, scope)
+        except ToolFailure as err:
+            return Decided(reason="invalid", error=str(err))
+        if plan.already_present:
+            return Decided(reason="already-present", plan=plan)
+        if ctx.approvals.allowed(SAVE_TOOL):
+            return Decided(reason="always-allowed", plan=plan)
+        if not supports_form_elicitation(context):
+            return Decided(reason="no-elicitation", plan=plan)
+        return Elicit(approval_message(plan), approval_form(plan.text))
+
+    def save_memory(fact: str, scope: str | None = None, *,
+                    answer: Annotated[ElicitationResult[Any], Resolve(ask_to_save)]) -> dict[str, Any]:
+        if not isinstance(answer, AcceptedElicitation):
+            return {"saved": False, "declined": True,
+                    "message": "The user declined; nothing was written. Do not save this again unless asked."}
+        data = answer.data
+        if isinstance(data, Decided):
+            if data.reason == "invalid":
+                raise ToolError(data.error)
+            plan: SavePlan = data.plan
+            return _run(lambda: tools.save_fact(ctx, plan.text, plan.scope))
+        plan = tools.plan_save(ctx, fact, scope)  # where it goes (the user may have edited only the text)
+        result = _run(lambda: tools.save_fact(ctx, data.text, plan.scope))
+        result["edited"] = data.text.strip() != plan.text
+        if data.always_allow:
+            warning = ctx.approvals.allow(SAVE_TOOL)
+            result["always_allow"] = warning is None
+            if warning:
+                result["warnings"] = [warning]
+        return result
+
+    registered = [
+        _tool(memory_create, "memory_create", read_only=False),
+        _tool(memory_read, "memory_read", read_only=True),
+        _tool(memory_list, "memory_list", read_only=True),
+        _tool(memory_edit, "memory_edit", read_only=False, destructive=True),
+        _tool(memory_delete, "memory_delete", read_only=False, destructive=True),
+        _tool(memory_search, "memory_search", read_only=True),
+        _tool(save_memory, "save_memory", read_only=False),
+        _tool(list_memory_entries, "list_memory_entries", read_only=True),
+        _tool(remove_memory_entry, "remove_memory_entry", read_only=False, destructive=True),
+        _tool(effective_memory, "effective_memory", read_only=True),
+    ]
+    return MCPServer(SERVER_NAME, title="Memory Lens", version=__version__, instructions=INSTRUCTIONS,
+                     tools=registered, log_level="WARNING")
+
+
+def run_stdio(ctx: ToolContext, debug: bool = False) -> None:
+    """Serve MCP on stdin/stdout until the client closes it. Logs go to stderr only."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("memory-lens: %(levelname)s: %(message)s"))
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[handler], force=True)
+    server = build_server(ctx)
+    try:
+        server.run("stdio")
+    finally:
+        ctx.store.close()
+
+
+def make_context(directory: Path, settings: Any, notes_settings: Any) -> ToolContext:
+    """The context of a server for DIRECTORY's project."""
+    from memory_lens.core.discovery import find_project_root
+    from memory_lens.core.notes import NotesStore
+    from memory_lens.mcp_server.approvals import Approvals
+
+    root = find_project_root(directory)
+    store = NotesStore(notes_settings, root, freshness=1.0)
+    return ToolContext(directory, settings, store, Approvals(root or directory))
+
+
+__all__ = ["Scope", "build_server", "make_context", "run_stdio"]

@@ -1,0 +1,226 @@
+"""What each MCP tool does, as plain functions over a `ToolContext` (no MCP import): the server
+module wraps them as tools. Every result is a small JSON object; a failure is a `ToolFailure`
+whose message tells the model what to do instead.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory_lens.core import paging
+from memory_lens.core.discovery import Scope, TargetError, find_project_root, resolve_target
+from memory_lens.core.edit import EntryTextError, plan_add
+from memory_lens.core.entries import (
+    EntryNotFoundError,
+    NoProjectError,
+    list_entries,
+    memory_file_for,
+    remove_entry,
+    resolve_scope,
+    save_entry,
+)
+from memory_lens.core.files import read_memory_file
+from memory_lens.core.markdown import clean_entry_text
+from memory_lens.core.merge import load_memory
+from memory_lens.core.notes import NoteError, NotesStore, StoredNote
+from memory_lens.core.settings import Settings
+from memory_lens.core.writer import MemoryFileError
+from memory_lens.mcp_server.approvals import Approvals
+from memory_lens.mcp_server.schemas import AGENTS, MAX_PAGE
+
+
+class ToolFailure(Exception):
+    """A tool could not do what was asked (the message is for the model and the user)."""
+
+
+@dataclass
+class ToolContext:
+    """Everything the tools work on: the directory the server serves, its settings and stores."""
+
+    directory: Path
+    settings: Settings
+    store: NotesStore
+    approvals: Approvals
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def project_root(self) -> Path | None:
+        return find_project_root(self.directory)
+
+
+def _limit(limit: Any, default: int) -> int:
+    if limit is None:
+        return default
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise ToolFailure(f"limit must be a whole number from 1 to {MAX_PAGE}")
+    return limit
+
+
+def _note_ref(stored: StoredNote) -> dict[str, Any]:
+    note = stored.note
+    return {"name": note.name, "scope": note.scope.value, "tags": list(note.tags), "created_at": note.created_at,
+            "updated_at": note.updated_at, "path": str(stored.path), "revision": stored.revision}
+
+
+def _notes(call: Any) -> Any:
+    try:
+        return call()
+    except NoteError as err:
+        raise ToolFailure(str(err)) from None
+
+
+# Notes (seed 002) ----------------------------------------------------------------------------------
+
+
+def memory_create(ctx: ToolContext, name: str, content: str, tags: list[str] | None = None,
+                  scope: str | None = None) -> dict[str, Any]:
+    result = _notes(lambda: ctx.store.create(name, content, tags or [], scope))
+    return {"created": True, "note": _note_ref(result.note), "warnings": result.warnings}
+
+
+def memory_read(ctx: ToolContext, name: str, scope: str | None = None) -> dict[str, Any]:
+    stored = _notes(lambda: ctx.store.read(name, scope))
+    return {**_note_ref(stored), "content": stored.note.content}
+
+
+def _page(page: Any, with_score: bool) -> dict[str, Any]:
+    notes = []
+    for n in page.notes:
+        item = {"name": n.name, "scope": n.scope.value, "tags": list(n.tags), "updated_at": n.updated_at,
+                "snippet": n.snippet, "shadowed": n.shadowed}
+        if with_score:
+            item["score"] = round(n.score, 6) if n.score is not None else None
+        notes.append(item)
+    return {"notes": notes, "total": page.total, "next_cursor": page.next_cursor,
+            "problems": [str(p) for p in page.problems]}
+
+
+def memory_list(ctx: ToolContext, search: str = "", tags: list[str] | None = None, scope: str | None = None,
+                cursor: str | None = None, limit: int | None = None) -> dict[str, Any]:
+    size = _limit(limit, 20)
+    page = _notes(lambda: ctx.store.list(search or "", tags or [], scope or "both", size, cursor))
+    return _page(page, False)
+
+
+def memory_edit(ctx: ToolContext, name: str, content: str, scope: str | None = None) -> dict[str, Any]:
+    result = _notes(lambda: ctx.store.edit(name, content, scope))
+    return {"changed": result.changed, "note": _note_ref(result.note), "warnings": result.warnings}
+
+
+def memory_delete(ctx: ToolContext, name: str, scope: str | None = None) -> dict[str, Any]:
+    result = _notes(lambda: ctx.store.delete(name, scope))
+    return {"deleted": _note_ref(result.note), "warnings": result.warnings}
+
+
+def memory_search(ctx: ToolContext, query: str, scope: str | None = None, cursor: str | None = None,
+                  limit: int | None = None) -> dict[str, Any]:
+    size = _limit(limit, 20)
+    page = _notes(lambda: ctx.store.search(query, scope or "both", (), size, cursor))
+    return _page(page, True)
+
+
+# Memory files (seeds 001, 004) ---------------------------------------------------------------------
+
+
+def _scope(value: str | None, allowed: tuple[str, ...]) -> str | None:
+    if value is not None and value not in allowed:
+        raise ToolFailure(f"unknown scope {value!r}: use {' or '.join(allowed)}")
+    return value
+
+
+@dataclass(frozen=True)
+class SavePlan:
+    """Where `save_memory` would write FACT, and what would change."""
+
+    scope: Scope
+    path: Path
+    text: str  # the cleaned entry text
+    already_present: bool
+    diff: str
+
+
+def plan_save(ctx: ToolContext, fact: str, scope: str | None) -> SavePlan:
+    """The file, the entry and the diff `save_memory` would write, computed from the file as it
+    is now (the write itself computes it again under the lock)."""
+    chosen_scope = _scope(scope, ("project", "global"))
+    if not isinstance(fact, str) or not clean_entry_text(fact):
+        raise ToolFailure("nothing to save: the fact is empty once '#' and list markers are removed")
+    try:
+        chosen, root = resolve_scope(chosen_scope, ctx.directory)
+    except NoProjectError as err:
+        raise ToolFailure(str(err)) from None
+    path = memory_file_for(chosen, root, ctx.settings)
+    current = read_memory_file(path)
+    if current.exists and not current.ok:
+        raise ToolFailure(f"{path}: {current.reason}; fix or remove it, then try again")
+    try:
+        plan = plan_add(current.text, fact)
+    except EntryTextError as err:
+        raise ToolFailure(str(err)) from None
+    diff = "".join(difflib.unified_diff(current.text.splitlines(keepends=True), plan.content.splitlines(keepends=True),
+                                        fromfile=f"a/{path.name}", tofile=f"b/{path.name}", n=2))
+    return SavePlan(chosen, path, plan.text, plan.already_present, diff)
+
+
+def save_fact(ctx: ToolContext, text: str, scope: Scope) -> dict[str, Any]:
+    """Write TEXT as an entry of SCOPE's memory file (what `memory-lens add` does)."""
+    try:
+        result = save_entry(text, ctx.directory, ctx.settings, scope)
+    except (EntryTextError, NoProjectError, MemoryFileError) as err:
+        raise ToolFailure(str(err)) from None
+    return {"saved": result.added, "already_present": not result.added, "scope": result.scope.value,
+            "path": str(result.path), "line": result.line + 1, "text": result.text, "created_file": result.created}
+
+
+def _target(ctx: ToolContext, path: str | None) -> Path:
+    if path is None or path == "":
+        return ctx.directory
+    raw = path if os.path.isabs(os.path.expanduser(path)) else str(ctx.directory / path)
+    try:
+        return resolve_target(raw)
+    except TargetError as err:
+        raise ToolFailure(str(err)) from None
+
+
+def list_memory_entries(ctx: ToolContext, scope: str | None = None, path: str | None = None,
+                        cursor: str | None = None, limit: int | None = None) -> dict[str, Any]:
+    chosen = _scope(scope, ("project", "global", "all")) or "all"
+    size = _limit(limit, 50)
+    target = _target(ctx, path)
+    memory = load_memory(target, ctx.settings)
+    scopes = [Scope.GLOBAL, Scope.PROJECT] if chosen == "all" else [Scope(chosen)]
+    entries = list_entries(memory, scopes)
+    owner = paging.fingerprint("entries", chosen, str(target))
+    try:
+        offset = paging.decode_cursor(cursor, owner)
+    except paging.CursorError as err:
+        raise ToolFailure(str(err)) from None
+    page = entries[offset:offset + size]
+    return {"entries": [e.to_json() for e in page], "total": len(entries),
+            "next_cursor": paging.next_cursor(offset, len(page), len(entries), owner),
+            "warnings": list(memory.warnings)}
+
+
+def remove_memory_entry(ctx: ToolContext, text: str, scope: str | None = None) -> dict[str, Any]:
+    chosen = _scope(scope, ("project", "global"))
+    warnings: list[str] = []
+    try:
+        removed = remove_entry(text, ctx.directory, ctx.settings, chosen, warn=warnings.append)
+    except (EntryNotFoundError, MemoryFileError) as err:
+        raise ToolFailure(str(err).strip("'\"").replace("run `memory-lens list`", "call list_memory_entries")) from None
+    return {"removed": {"text": removed.text, "path": str(removed.path), "line": removed.line,
+                        "scope": removed.scope.value}, "warnings": warnings}
+
+
+def effective_memory(ctx: ToolContext, path: str | None = None, agent: str | None = None) -> dict[str, Any]:
+    """What `memory-lens show --format json` prints for PATH. AGENT picks whose loading rules to
+    follow; Memory Lens knows Gemini CLI's (other agents' rules, when the core learns them, are
+    passed through here)."""
+    if agent is not None and agent not in AGENTS:
+        raise ToolFailure(f"unknown agent {agent!r}: Memory Lens follows {', '.join(AGENTS)}")
+    memory = load_memory(_target(ctx, path), ctx.settings)
+    return {**memory.to_json(), "warnings": list(memory.warnings)}
