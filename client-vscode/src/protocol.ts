@@ -12,6 +12,9 @@ export const DIAGNOSTIC_SOURCE = 'memory-lens';
 /** Custom request and notification. */
 export const EFFECTIVE_REQUEST = 'memory/effective';
 export const DID_CHANGE_NOTIFICATION = 'memory/didChange';
+export const NOTES_DID_CHANGE_NOTIFICATION = 'memory/notesDidChange';
+/** A note's Markdown document: memory-lens-note:/<scope>/<name>.md?root=<project root> (opaque to the client). */
+export const NOTE_SCHEME = 'memory-lens-note';
 
 /** Server commands (workspace/executeCommand, one object argument). */
 export const CMD_SAVE = 'memoryLens.server.save';
@@ -20,8 +23,21 @@ export const CMD_MOVE = 'memoryLens.server.move';
 export const CMD_LIST = 'memoryLens.server.list';
 export const CMD_EFFECTIVE = 'memoryLens.server.effective';
 export const CMD_REFRESH = 'memoryLens.server.refresh';
+export const CMD_NOTES_LIST = 'memoryLens.server.notes.list';
+export const CMD_NOTES_SEARCH = 'memoryLens.server.notes.search';
+export const CMD_NOTES_READ = 'memoryLens.server.notes.read';
+export const CMD_NOTES_CREATE = 'memoryLens.server.notes.create';
+export const CMD_NOTES_EDIT = 'memoryLens.server.notes.edit';
+export const CMD_NOTES_DELETE = 'memoryLens.server.notes.delete';
+export const CMD_NOTES_READ_DOCUMENT = 'memoryLens.server.notes.readDocument';
+export const CMD_NOTES_WRITE_DOCUMENT = 'memoryLens.server.notes.writeDocument';
+export const CMD_NOTES_SUGGEST_NAME = 'memoryLens.server.notes.suggestName';
+export const NOTES_COMMANDS: readonly string[] = [
+  CMD_NOTES_LIST, CMD_NOTES_SEARCH, CMD_NOTES_READ, CMD_NOTES_CREATE, CMD_NOTES_EDIT, CMD_NOTES_DELETE,
+  CMD_NOTES_READ_DOCUMENT, CMD_NOTES_WRITE_DOCUMENT, CMD_NOTES_SUGGEST_NAME,
+];
 export const SERVER_COMMANDS: readonly string[] = [
-  CMD_SAVE, CMD_REMOVE, CMD_MOVE, CMD_LIST, CMD_EFFECTIVE, CMD_REFRESH,
+  CMD_SAVE, CMD_REMOVE, CMD_MOVE, CMD_LIST, CMD_EFFECTIVE, CMD_REFRESH, ...NOTES_COMMANDS,
 ];
 
 /** Code action titles (offered by the server; listed here for tests and docs). */
@@ -146,3 +162,101 @@ export interface ServerSettings {
   tokenBudget: number | null;
   debug: boolean;
 }
+
+/* Notes (docs/lsp.md#notes) ----------------------------------------------------------------- */
+
+export type NotesScope = Scope | 'both';
+
+export interface NotesListArgs {
+  /** A document or folder: its project's notes (default: the first workspace folder's). */
+  uri?: string;
+  search?: string;
+  tags?: string[];
+  scope?: NotesScope;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface NotesSearchArgs extends Omit<NotesListArgs, 'search'> { query: string }
+
+/** A note in a page: everything but its content. */
+export interface NoteSummary {
+  name: string;
+  scope: Scope;
+  tags: string[];
+  snippet: string;
+  createdAt: string;
+  updatedAt: string;
+  /** A global note hidden by a project note of the same name. */
+  shadowed: boolean;
+  revision: string;
+  path: string;
+  fileUri: string;
+  documentUri: string;
+  /** Search results only: BM25, lower is better. */
+  score?: number;
+}
+
+export interface NoteProblem { scope: Scope; path: string; uri: string; reason: string }
+
+export interface NotesPage {
+  notes: NoteSummary[];
+  total: number;
+  nextCursor: string | null;
+  /** First page only. */
+  problems: NoteProblem[];
+  projectRoot: string | null;
+  layout: 'memory-lens' | 'aicoder';
+  directories: { project?: string; global: string };
+}
+
+export interface Note {
+  name: string;
+  scope: Scope;
+  tags: string[];
+  content: string;
+  createdAt: string;
+  updatedAt: string;
+  revision: string;
+  path: string;
+  fileUri: string;
+  documentUri: string;
+  markdown: string;
+}
+
+export interface NoteReadArgs { name: string; scope?: Scope; uri?: string }
+export interface NoteCreateArgs { name: string; content: string; tags?: string[]; scope?: Scope; uri?: string }
+export interface NoteEditArgs {
+  name: string;
+  content?: string;
+  tags?: string[];
+  scope?: Scope;
+  revision?: string;
+  uri?: string;
+}
+export interface NoteDeleteArgs { name: string; scope?: Scope; revision?: string; uri?: string }
+export interface NoteEditResult { changed: boolean; note: Note }
+export interface NoteDeleteResult { deleted: { name: string; scope: Scope; path: string; documentUri: string } }
+
+export interface NoteDocument {
+  documentUri: string;
+  name: string;
+  scope: Scope;
+  markdown: string;
+  revision: string;
+  /** UTF-8 bytes of `markdown`. */
+  size: number;
+  /** Milliseconds since the epoch. */
+  mtime: number;
+  path: string;
+}
+
+export interface NoteWriteDocumentArgs { documentUri: string; markdown: string; revision?: string; force?: boolean }
+
+/** `data` of the RequestFailed error of an edit or a document save refused because the note changed. */
+export interface NoteConflictData { conflict: true; revision: string | null }
+
+export interface NoteSuggestNameArgs { content: string; scope?: Scope; uri?: string }
+export interface NoteSuggestNameResult { name: string; scope: Scope }
+
+export interface NotesDidChangeParams { documentUris: string[] }

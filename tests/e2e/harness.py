@@ -38,6 +38,7 @@ REQUEST_SECONDS = 30.0
 
 EFFECTIVE = "memory/effective"
 DID_CHANGE = "memory/didChange"
+NOTES_DID_CHANGE = "memory/notesDidChange"
 CMD_SAVE = "memoryLens.server.save"
 CMD_REMOVE = "memoryLens.server.remove"
 CMD_MOVE = "memoryLens.server.move"
@@ -343,6 +344,7 @@ class Session:
         self.encoding = "utf-16"
         self.result: types.InitializeResult | None = None
         self.did_change: list[list[str]] = []
+        self.notes_changed: list[list[str]] = []
         self.published: list[types.PublishDiagnosticsParams] = []
         self.configuration_requests: list[types.ConfigurationParams] = []
         self.applied: list[types.ApplyWorkspaceEditParams] = []
@@ -563,6 +565,15 @@ def install_handlers(session: Session) -> None:
             session.violations.append(f"memory/didChange with params {data!r}")
             uris = []
         session.did_change.append(uris)
+
+    @client.feature(NOTES_DID_CHANGE)
+    def notes_did_change(params: Any) -> None:
+        data = plain(params)
+        uris = data.get("documentUris") if isinstance(data, dict) else None
+        if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
+            session.violations.append(f"memory/notesDidChange with params {data!r}")
+            uris = []
+        session.notes_changed.append(uris)
 
 
 async def collect_stderr(session: Session) -> None:

@@ -97,3 +97,14 @@ def test_to_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     budget = to_settings(ServerConfig(token_budget=100), base)
     assert (budget.budget_bytes, budget.budget_tokens) == (None, 100)  # as `--token-budget` alone
+
+
+def test_notes_settings_and_the_note_documents_flag() -> None:
+    cfg, warnings = parse({"memoryLens": {"notes": {"layout": "aicoder", "globalDir": "~/notes"}, "noteDocuments": True}})
+    assert warnings == []
+    assert (cfg.notes_layout, cfg.notes_global_dir, cfg.note_documents) == ("aicoder", "~/notes", True)
+    kept, warnings = parse({"notes": {"layout": "vim", "globalDir": 3}, "noteDocuments": "yes"}, cfg)
+    assert (kept.notes_layout, kept.notes_global_dir, kept.note_documents) == ("aicoder", "~/notes", True)
+    assert len(warnings) == 3 and all("ignoring setting memoryLens." in w for w in warnings)
+    assert parse({"notes": "aicoder"})[1] == [
+        "ignoring setting memoryLens.notes='aicoder': expected an object such as {\"layout\": \"aicoder\"}"]

@@ -337,3 +337,21 @@ def test_an_unwritable_cache_directory_keeps_the_index_in_memory(sandbox: NotesS
     store.create("n", "text")
     assert store.index.db_path is None or not str(store.index.db_path).startswith(str(blocker))
     assert store.search("text").total == 1
+
+
+def test_changes_are_reported_whoever_made_them(sandbox: NotesSandbox) -> None:
+    watcher = sandbox.store(freshness=3600)
+    other = sandbox.store()  # another process would share the same database
+    assert watcher.index.take_changes() == set()  # the baseline
+    other.create("made elsewhere", "x")
+    watcher.index.sync()
+    assert watcher.index.take_changes() == {(Scope.PROJECT, "made elsewhere")}
+    assert watcher.index.take_changes() == set()
+    watcher.create("made here", "y", scope="global")
+    assert watcher.index.take_changes() == {(Scope.GLOBAL, "made here")}
+    (sandbox.project_dir() / "broken.json").write_text("{")
+    watcher.index.sync()
+    assert watcher.index.take_changes() == {(Scope.PROJECT, None)}
+    other.delete("made elsewhere")
+    watcher.index.sync()
+    assert watcher.index.take_changes() == {(Scope.PROJECT, "made elsewhere")}

@@ -24,6 +24,9 @@ class ServerConfig:
     global_dir: str | None = None
     token_budget: int | None = None
     debug: bool = False
+    notes_layout: str | None = None  # `notes.layout`: "memory-lens" or "aicoder"
+    notes_global_dir: str | None = None  # `notes.globalDir`
+    note_documents: bool = False  # `noteDocuments`: the client opens memory-lens-note: URIs
 
 
 def section(raw: Any) -> dict:
@@ -60,12 +63,41 @@ def parse_config(raw: Any, base: ServerConfig, warn: Callable[[str], None]) -> S
             cfg = replace(cfg, token_budget=value)
         else:
             warn(f"ignoring setting memoryLens.tokenBudget={value!r}: expected a whole number, 0 or more")
+    cfg = _parse_notes(data, cfg, warn)
     if "debug" in data and data["debug"] is not None:
         value = data["debug"]
         if isinstance(value, bool):
             cfg = replace(cfg, debug=value)
         else:
             warn(f"ignoring setting memoryLens.debug={value!r}: expected true or false")
+    return cfg
+
+
+def _parse_notes(data: dict, cfg: ServerConfig, warn: Callable[[str], None]) -> ServerConfig:
+    """`notes: {layout, globalDir}` and the client's `noteDocuments` flag."""
+    notes = data.get("notes")
+    if notes is not None and not isinstance(notes, dict):
+        warn(f"ignoring setting memoryLens.notes={notes!r}: expected an object such as {{\"layout\": \"aicoder\"}}")
+        notes = None
+    notes = notes or {}
+    layout = notes.get("layout")
+    if layout not in (None, ""):
+        if layout in ("memory-lens", "aicoder"):
+            cfg = replace(cfg, notes_layout=layout)
+        else:
+            warn(f"ignoring setting memoryLens.notes.layout={layout!r}: expected \"memory-lens\" or \"aicoder\"")
+    directory = notes.get("globalDir")
+    if directory not in (None, ""):
+        if isinstance(directory, str) and "\0" not in directory:
+            cfg = replace(cfg, notes_global_dir=directory)
+        else:
+            warn(f"ignoring setting memoryLens.notes.globalDir={directory!r}: expected a directory path")
+    flag = data.get("noteDocuments")
+    if flag is not None:
+        if isinstance(flag, bool):
+            cfg = replace(cfg, note_documents=flag)
+        else:
+            warn(f"ignoring setting memoryLens.noteDocuments={flag!r}: expected true or false")
     return cfg
 
 

@@ -75,3 +75,5 @@ def register(server: MemoryLensServer) -> None:
         from memory_lens.lsp import watch
 
         watch.stop_polling(ls)
+        if ls.notes_hub is not None:
+            ls.notes_hub.close()

@@ -11,6 +11,8 @@ DIAGNOSTIC_SOURCE = "memory-lens"
 # Custom request and notification.
 EFFECTIVE_REQUEST = "memory/effective"
 DID_CHANGE_NOTIFICATION = "memory/didChange"
+NOTES_DID_CHANGE_NOTIFICATION = "memory/notesDidChange"
+NOTE_SCHEME = "memory-lens-note"  # a note's Markdown document: memory-lens-note:/<scope>/<name>.md?root=...
 
 # Server commands (workspace/executeCommand). Client palette ids must differ from these.
 CMD_SAVE = "memoryLens.server.save"
@@ -19,7 +21,18 @@ CMD_LIST = "memoryLens.server.list"
 CMD_EFFECTIVE = "memoryLens.server.effective"
 CMD_REFRESH = "memoryLens.server.refresh"
 CMD_MOVE = "memoryLens.server.move"
-ALL_COMMANDS = [CMD_SAVE, CMD_REMOVE, CMD_MOVE, CMD_LIST, CMD_EFFECTIVE, CMD_REFRESH]
+CMD_NOTES_LIST = "memoryLens.server.notes.list"
+CMD_NOTES_SEARCH = "memoryLens.server.notes.search"
+CMD_NOTES_READ = "memoryLens.server.notes.read"
+CMD_NOTES_CREATE = "memoryLens.server.notes.create"
+CMD_NOTES_EDIT = "memoryLens.server.notes.edit"
+CMD_NOTES_DELETE = "memoryLens.server.notes.delete"
+CMD_NOTES_READ_DOCUMENT = "memoryLens.server.notes.readDocument"
+CMD_NOTES_WRITE_DOCUMENT = "memoryLens.server.notes.writeDocument"
+CMD_NOTES_SUGGEST_NAME = "memoryLens.server.notes.suggestName"
+NOTES_COMMANDS = [CMD_NOTES_LIST, CMD_NOTES_SEARCH, CMD_NOTES_READ, CMD_NOTES_CREATE, CMD_NOTES_EDIT,
+                  CMD_NOTES_DELETE, CMD_NOTES_READ_DOCUMENT, CMD_NOTES_WRITE_DOCUMENT, CMD_NOTES_SUGGEST_NAME]
+ALL_COMMANDS = [CMD_SAVE, CMD_REMOVE, CMD_MOVE, CMD_LIST, CMD_EFFECTIVE, CMD_REFRESH, *NOTES_COMMANDS]
 
 # Code action titles.
 SAVE_PROJECT_TITLE = "Save selection to project memory"

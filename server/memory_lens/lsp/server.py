@@ -79,6 +79,7 @@ class MemoryLensServer(LanguageServer):
 
         self.notifier = NativeWatcher(lambda paths: notified(self, paths))
         self._warned: set[str] = set()
+        self.notes_hub: Any = None  # lsp.notes.NotesHub, made on the first notes request
         from memory_lens.lsp.live import LiveEngine
 
         self.live = LiveEngine(self)
@@ -218,12 +219,13 @@ def build_server(settings: Settings, debug: bool = False) -> MemoryLensServer:
         effective,
         hover,
         lifecycle,
+        notes,
         symbols,
         watch,
     )
 
     server = MemoryLensServer(settings, debug)
-    for feature in (lifecycle, documents, watch, effective, commands, code_actions, hover, code_lens, symbols):
+    for feature in (lifecycle, documents, watch, effective, commands, notes, code_actions, hover, code_lens, symbols):
         feature.register(server)
     return server
 

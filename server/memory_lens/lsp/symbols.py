@@ -1,5 +1,6 @@
 """textDocument/documentSymbol (sections and entries) and workspace/symbol (every entry of every
-memory file, the global ones included)."""
+memory file, the global ones included, then the notes of the workspace's project and the global
+notes)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from memory_lens.lsp.convert import lines_range, path_to_uri, uri_to_path
 from memory_lens.lsp.server import MemoryLensServer
 
 MAX_WORKSPACE_RESULTS = 500
+MAX_NOTE_RESULTS = 100
 
 
 def entry_name(entry: Entry) -> str:
@@ -104,5 +106,39 @@ def register(server: MemoryLensServer) -> None:
         return flat_symbols(uri, outline, ls.position_encoding)
 
     @server.feature(types.WORKSPACE_SYMBOL)
-    def workspace_symbol(ls: MemoryLensServer, params: types.WorkspaceSymbolParams):
-        return search_entries(ls, params.query or "")
+    async def workspace_symbol(ls: MemoryLensServer, params: types.WorkspaceSymbolParams):
+        query = params.query or ""
+        return search_entries(ls, query) + await search_notes(ls, query)
+
+
+async def search_notes(ls: MemoryLensServer, query: str) -> list[types.SymbolInformation]:
+    """Notes of the first workspace folder's project and global notes whose name, tags or content
+    have words starting with the words of QUERY (every note for an empty query), best first. A
+    note's location is its Markdown document for clients that open `memory-lens-note:` URIs
+    (setting `noteDocuments`), else its JSON file."""
+    import asyncio
+
+    from memory_lens.core.notes import NoteError
+    from memory_lens.core.notes.fulltext import tokenize
+    from memory_lens.lsp.notes import document_uri, hub
+
+    store = hub(ls).store_for({})
+    words = tokenize(query)
+    try:
+        if words:
+            page = await asyncio.to_thread(store.search, " ".join(w + "*" for w in words), "both", (), MAX_NOTE_RESULTS)
+        else:
+            page = await asyncio.to_thread(store.list, "", (), "both", MAX_NOTE_RESULTS)
+    except NoteError as err:
+        ls.warn_once(f"notes: {err}")
+        return []
+    zero = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+    out = []
+    for note in page.notes:
+        uri = (document_uri(note.scope, note.name, store.project_root) if ls.config.note_documents
+               else path_to_uri(note.path))
+        tags = f" · {', '.join(note.tags)}" if note.tags else ""
+        out.append(types.SymbolInformation(
+            name=note.name, kind=types.SymbolKind.Object, container_name=f"{note.scope.value} note{tags}",
+            location=types.Location(uri=uri, range=zero)))
+    return out

@@ -114,6 +114,9 @@ class NotesIndex:
         self.freshness = freshness
         self._lock = threading.RLock()
         self._dirs: dict[Scope, _DirState] = {}
+        self._snapshot: dict[tuple[str, str], tuple[Any, ...]] | None = None
+        self._snapshot_version = -1
+        self._dirty = False  # this connection changed rows (data_version only counts other connections)
         self._scan_cache: tuple[int, dict[int, tuple[list[str], list[list[str]]]]] | None = None
         key = "\0".join([SCHEMA_VERSION, "fts" if self.fts else "scan",
                          *(f"{loc.scope.value}={loc.directory}" for loc in self.locations)])
@@ -266,6 +269,7 @@ class NotesIndex:
             con.execute("ROLLBACK")
             raise
         self._scan_cache = None
+        self._dirty = True
 
     def _drop(self, scope: Scope, fname: str) -> set[str]:
         row = self._con.execute("SELECT id, name FROM files WHERE scope=? AND fname=?", (scope.value, fname)).fetchone()
@@ -321,6 +325,34 @@ class NotesIndex:
                 else:
                     self._apply(loc, {fname: disk}, [fname], [])
             self._guard(action)
+
+    def take_changes(self) -> set[tuple[Scope, str | None]]:
+        """The (scope, note name) of every note that changed in the index since the last call,
+        by this process or another one sharing the database; a None name: a file that is not a
+        usable note changed. The first call sets the baseline and reports nothing."""
+        with self._lock:
+            def snapshot() -> tuple[int, dict[tuple[str, str], tuple[Any, ...]]] | None:
+                version = self._con.execute("PRAGMA data_version").fetchone()[0]
+                if self._snapshot is not None and version == self._snapshot_version and not self._dirty:
+                    return None
+                rows = self._con.execute("SELECT scope, fname, name, revision, error, shadow FROM files").fetchall()
+                return version, {(r[0], r[1]): tuple(r[2:]) for r in rows}
+
+            taken = self._guard(snapshot)
+            if taken is None:
+                return set()
+            version, current = taken
+            previous, self._snapshot, self._snapshot_version, self._dirty = self._snapshot, current, version, False
+            if previous is None:
+                return set()
+            changes: set[tuple[Scope, str | None]] = set()
+            for key in previous.keys() | current.keys():
+                before, after = previous.get(key), current.get(key)
+                if before != after:
+                    for row in (before, after):
+                        if row is not None:
+                            changes.add((Scope(key[0]), row[0] if row[2] is None else None))
+            return changes
 
     # Questions ---------------------------------------------------------------------------------
 
