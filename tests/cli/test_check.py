@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from conftest import Workspace
+    from sandbox import Workspace
 
 KEYS = ["path", "line", "column", "severity", "code", "message"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from conftest import Workspace
+    from sandbox import Workspace
 
 HEADER = "## Gemini Added Memories"
 WAIT_FOR_GO = "while [ ! -e {go} ]; do sleep 0.01; done"

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from conftest import Result, Workspace
+    from sandbox import Result, Workspace
 
-from conftest import MEMORY_LENS, Result
+from sandbox import MEMORY_LENS, Result
 
 
 def run_with_input(ws: Workspace, data: bytes, *args: str, cwd: Path | None = None,

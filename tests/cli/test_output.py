@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from conftest import Workspace
+    from sandbox import Workspace
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from conftest import Workspace
+    from sandbox import Workspace
 
 
 def sources(ws: Workspace, *args: str, **kwargs) -> list[str]:

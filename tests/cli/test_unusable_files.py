@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 import pytest
 
 if TYPE_CHECKING:
-    from conftest import Workspace
+    from sandbox import Workspace
 
 MIDDLE = "p/mid/GEMINI.md"
 

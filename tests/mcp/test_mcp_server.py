@@ -20,10 +20,10 @@ from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from conftest import MEMORY_LENS
+from sandbox import MEMORY_LENS
 
 if TYPE_CHECKING:
-    from conftest import Workspace
+    from sandbox import Workspace
 
 SEED_TOOLS = ["memory_create", "memory_read", "memory_list", "memory_edit", "memory_delete", "memory_search"]
 ALL_TOOLS = SEED_TOOLS + ["save_memory", "list_memory_entries", "remove_memory_entry", "effective_memory"]
