@@ -17,6 +17,8 @@ const libs = path.join(out, 'libs');
 const requirements = path.join(here, 'bundled-requirements.txt');
 /** Compiled dependencies the server imports only when present. */
 const OPTIONAL = new Set(['rignore', 'watchfiles']);
+/** Dependencies of `memory-lens mcp` only (imported by that command): the language server never loads them. */
+const MCP_ONLY = new Set(['mcp', 'jsonschema']);
 
 function findPython() {
   if (process.env.PYTHON) {
@@ -51,7 +53,7 @@ function copyPackage(from, to) {
   });
 }
 
-const missing = projectDependencies().filter((d) => !OPTIONAL.has(d) && !pinnedNames().includes(d));
+const missing = projectDependencies().filter((d) => !OPTIONAL.has(d) && !MCP_ONLY.has(d) && !pinnedNames().includes(d));
 if (missing.length > 0) {
   throw new Error(`scripts/bundled-requirements.txt lacks server dependencies: ${missing.join(', ')}`);
 }
