@@ -5,10 +5,14 @@ itself), `.git/info/exclude`, and `.geminiignore` files (anywhere). The `.git` d
 entered and symlinked directories are not followed. The walk uses the Rust `ignore` crate through
 `rignore` when it is installed, and a pure-Python walker with `pathspec` otherwise; both give the
 same answer.
+
+A directory the system cannot open (a path longer than PATH_MAX, say) is skipped with one logged
+warning, and the walk goes on with the rest of the tree.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 from pathlib import Path
@@ -19,6 +23,21 @@ if TYPE_CHECKING:
 
 GEMINI_IGNORE = ".geminiignore"
 GIT_IGNORE = ".gitignore"
+MAX_ERRORS_IN_A_ROW = 10_000  # a walker that only fails from here on is given up
+
+log = logging.getLogger("memory_lens.scan")
+_warned: set[str] = set()
+
+
+def _skipped(reason: str) -> None:
+    """Log, once per process for each REASON, that part of a walk was skipped."""
+    if reason in _warned:
+        return
+    if len(_warned) < 10_000:
+        _warned.add(reason)
+    if len(reason) > 400:  # a path past PATH_MAX is thousands of characters long
+        reason = f"{reason[:150]}…{reason[-150:]}"
+    log.warning("skipped part of the workspace that cannot be read: %s", reason.replace("\n", " "))
 
 
 _prefetching: list[object] = []
@@ -83,7 +102,10 @@ def _walk_python(root: Path, names: frozenset[str]) -> list[Path]:
         directory, specs, git = stack.pop()
         try:
             entries = list(os.scandir(directory))
-        except OSError:
+        except OSError as err:
+            if directory == root:
+                raise
+            _skipped(f"{directory}: {err.strerror or err}")
             continue
         entry_names = {e.name for e in entries}
         git = git or ".git" in entry_names
@@ -128,7 +150,18 @@ def _rignore_walk(root: Path, names: frozenset[str], **options: object) -> Itera
     """What rignore yields under ROOT (memory files, .geminiignore files, directories), as Paths."""
     import rignore
 
-    for raw in rignore.walk(root, ignore_hidden=False, overrides=_overrides(names), follow_links=False, **options):
+    walker = iter(rignore.walk(root, ignore_hidden=False, overrides=_overrides(names), follow_links=False, **options))
+    errors = 0
+    while errors < MAX_ERRORS_IN_A_ROW:
+        try:
+            raw = next(walker)
+        except StopIteration:
+            return
+        except OSError as err:  # one entry failed (a path too long to open): the walk goes on
+            errors += 1
+            _skipped(str(err))
+            continue
+        errors = 0
         yield raw if isinstance(raw, Path) else Path(str(raw))
 
 
@@ -154,11 +187,19 @@ def _walk_rignore(root: Path, names: frozenset[str], parallel: bool = True) -> l
         subtrees: list[Path] = []
         for path in _rignore_walk(root, names, max_depth=SPLIT_DEPTH):
             take(path)
-            if len(path.parts) - len(root.parts) == SPLIT_DEPTH and path.is_dir() and not path.is_symlink():
+            if len(path.parts) - len(root.parts) == SPLIT_DEPTH and _is_real_dir(path):
                 subtrees.append(path)
         for path in parallel_walk(subtrees, names):
             take(path)
     return _drop_gemini_ignored(found, gemini_ignores)
+
+
+def _is_real_dir(path: Path) -> bool:
+    """PATH is a directory and not a symlink (False when the system cannot say)."""
+    try:
+        return path.is_dir() and not path.is_symlink()
+    except OSError:  # ENAMETOOLONG is not among the errors pathlib swallows
+        return False
 
 
 def _drop_gemini_ignored(found: list[Path], gemini_ignores: list[Path]) -> list[Path]:
@@ -210,13 +251,15 @@ MANY_SUBTREES = 48
 HELPER_TIMEOUT_SECONDS = 120.0  # with no answer from any busy helper for this long, walk here
 
 # A helper reads NUL-terminated subtree paths on stdin; for each it writes the NUL-terminated
-# paths it finds, then an empty record (or "\x01" and the error, then the empty record).
+# paths it finds ("\x02" and the error for a part it skipped), then an empty record (or "\x01" and
+# the error, then the empty record, when the walk could not go on).
 _HELPER = r"""
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import rignore
 names = set(json.loads(sys.argv[2]))
 overrides = json.loads(sys.argv[3])
+MAX_ERRORS_IN_A_ROW = int(sys.argv[4])
 out = sys.stdout.buffer
 pending = b""
 while True:
@@ -227,7 +270,18 @@ while True:
     *tasks, pending = pending.split(b"\0")
     for task in tasks:
         try:
-            for p in rignore.walk(os.fsdecode(task), ignore_hidden=False, overrides=overrides, follow_links=False):
+            walker = iter(rignore.walk(os.fsdecode(task), ignore_hidden=False, overrides=overrides, follow_links=False))
+            errors = 0
+            while errors < MAX_ERRORS_IN_A_ROW:
+                try:
+                    p = next(walker)
+                except StopIteration:
+                    break
+                except OSError as err:
+                    errors += 1
+                    out.write(b"\x02" + str(err).encode("utf-8", "replace").replace(b"\0", b" ") + b"\0")
+                    continue
+                errors = 0
                 if os.path.basename(str(p)) in names:
                     out.write(os.fsencode(str(p)) + b"\0")
         except Exception as err:
@@ -316,7 +370,7 @@ def _walk_in_helpers(queue: list[Path], wanted: frozenset[str], overrides: list[
                 try:
                     proc = subprocess.Popen(
                         [sys.executable, "-I", "-S", "-c", _HELPER, rignore_dir,
-                         json.dumps(sorted(wanted)), json.dumps(overrides)],
+                         json.dumps(sorted(wanted)), json.dumps(overrides), str(MAX_ERRORS_IN_A_ROW)],
                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
                 except OSError:
                     break
@@ -342,6 +396,8 @@ def _walk_in_helpers(queue: list[Path], wanted: frozenset[str], overrides: list[
                     if record:
                         if record[:1] == b"\x01":
                             h.failed = True
+                        elif record[:1] == b"\x02":
+                            _skipped(record[1:].decode("utf-8", "replace"))
                         else:
                             h.records.append(Path(os.fsdecode(record)))
                         continue
