@@ -24,6 +24,7 @@ from memory_lens.core.entries import (
     remove_entry,
     save_entry,
 )
+from memory_lens.core.markdown import escape_controls
 from memory_lens.core.merge import load_memory
 from memory_lens.core.settings import Settings, SettingsError, resolve_settings
 from memory_lens.core.writer import MemoryFileError
@@ -83,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scope", choices=["project", "global"], default=None,
                    help=scope_help + " (default: project inside a project, else global)")
     p.add_argument("--dir", metavar="PATH", default=None, help="where to look for the project (default: cwd)")
+    add_follow_outside_links(p)
 
     p = sub.add_parser("list", parents=[common], help="list the entries of the memory chain",
                        description="List the entries (top-level list items) of every memory file of the chain.")
@@ -96,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scope", choices=["project", "global"], default=None,
                    help="only look in project or global files (default: both)")
     p.add_argument("--dir", metavar="PATH", default=None, help="a file or directory (default: cwd)")
+    add_follow_outside_links(p)
 
     p = sub.add_parser("check", parents=[common], help="check memory files for problems",
                        description="Check memory files: unreadable (error), duplicate (warning), "
@@ -119,6 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_notes_parser(sub, common, _Parser)
     add_mcp_parser(sub, common)
     return parser
+
+
+def add_follow_outside_links(p: argparse.ArgumentParser) -> None:
+    """The opt-in of every command that writes memory files or notes (see docs/security.md)."""
+    p.add_argument("--follow-outside-links", action="store_true", default=None,
+                   help="write through a symlink even when its target is outside the project (or the "
+                        "global memory directory); default: refuse, unless $MEMORY_LENS_FOLLOW_OUTSIDE_LINKS=1")
 
 
 def _non_negative_int(value: str) -> int:
@@ -182,7 +192,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     settings = _settings(args)
     target = _target(args.dir)
     try:
-        result = save_entry(args.text, target, settings, args.scope)
+        result = save_entry(args.text, target, settings, args.scope, args.follow_outside_links)
     except NoProjectError as err:
         raise Failure(str(err).replace("save to global memory instead", "use --scope global")) from None
     except (EntryTextError, MemoryFileError) as err:
@@ -207,9 +217,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         return EXIT_OK
     for e in entries:
         first, *rest = e.text.split("\n")
-        sys.stdout.write(f"{e.path}:{e.line}: [{e.scope.value}] {first}\n")
+        sys.stdout.write(f"{e.path}:{e.line}: [{e.scope.value}] {escape_controls(first)}\n")
         for line in rest:
-            sys.stdout.write(f"    {line}\n")
+            sys.stdout.write(f"    {escape_controls(line)}\n")
     if not entries:
         _info("no entries")
     return EXIT_OK
@@ -219,7 +229,8 @@ def cmd_remove(args: argparse.Namespace) -> int:
     settings = _settings(args)
     target = _target(args.dir)
     try:
-        result = remove_entry(args.text, target, settings, args.scope, warn=_warn)
+        result = remove_entry(args.text, target, settings, args.scope, warn=_warn,
+                              follow_outside_links=args.follow_outside_links)
     except (EntryNotFoundError, MemoryFileError) as err:
         raise Failure(str(err).strip("'\"")) from None
     _info(f"removed from {result.scope.value} memory {result.path}:{result.line}: {result.text.splitlines()[0]}")

@@ -85,8 +85,8 @@ def test_project_file_with_parents_missing_global_dir(proj: Workspace) -> None:
 def test_symlinked_memory_file_is_written_through(proj: Workspace) -> None:
     ws = proj
     ws.write("shared/team.md", "# Team rules\n")
-    ws.symlink("p/GEMINI.md", "../shared/team.md")
-    ws.ok("add", "linked entry", cwd=ws.path("p"))
+    ws.symlink("p/GEMINI.md", "../shared/team.md")  # outside the project: the user opts in
+    ws.ok("add", "linked entry", "--follow-outside-links", cwd=ws.path("p"))
     assert os.path.islink(ws.path("p/GEMINI.md"))
     assert os.readlink(ws.path("p/GEMINI.md")) == "../shared/team.md"
     assert ws.read("shared/team.md") == f"# Team rules\n\n{HEADER}\n- linked entry\n"
@@ -95,7 +95,7 @@ def test_symlinked_memory_file_is_written_through(proj: Workspace) -> None:
 def test_symlinked_global_file_is_written_through(ws: Workspace) -> None:
     ws.write("dotfiles/gemini.md", "")
     ws.symlink("home/.gemini/GEMINI.md", str(ws.path("dotfiles/gemini.md")))
-    ws.ok("add", "dotfile entry", "--scope", "global")
+    ws.ok("add", "dotfile entry", "--scope", "global", env={"MEMORY_LENS_FOLLOW_OUTSIDE_LINKS": "1"})
     assert os.path.islink(ws.global_dir / "GEMINI.md")
     assert ws.read("dotfiles/gemini.md") == f"{HEADER}\n- dotfile entry\n"
 

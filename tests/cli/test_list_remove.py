@@ -167,7 +167,7 @@ def test_remove_text_starting_with_a_dash(ws: Workspace) -> None:
 def test_remove_through_a_symlink_keeps_the_link(ws: Workspace) -> None:
     ws.project("p")
     ws.write("shared.md", "- a\n- b\n")
-    ws.symlink("p/GEMINI.md", "../shared.md")
-    ws.ok("remove", "a", cwd=ws.path("p"))
+    ws.symlink("p/GEMINI.md", "../shared.md")  # outside the project: the user opts in
+    ws.ok("remove", "a", "--follow-outside-links", cwd=ws.path("p"))
     assert ws.path("p/GEMINI.md").is_symlink()
     assert ws.read("shared.md") == "- b\n"

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from memory_lens.core.discovery import Scope, find_project_root
-from memory_lens.core.edit import AddPlan, RemovePlan, find_entry, plan_add, plan_remove
+from memory_lens.core.edit import AddPlan, RemovePlan, UnsafeEntryError, find_entry, plan_add, plan_remove
 from memory_lens.core.markdown import Entry, clean_entry_text, parse
 from memory_lens.core.merge import Memory, Source, load_memory
 from memory_lens.core.settings import Settings
+from memory_lens.core.write_policy import DEFAULT_HINT, WriteArea, directory_area, global_area, project_area
 from memory_lens.core.writer import MemoryFileError, update_memory_file
 
 
@@ -82,19 +83,35 @@ def memory_file_for(scope: Scope, root: Path | None, settings: Settings) -> Path
     return root / settings.primary_filename
 
 
-def save_entry(text: str, target_dir: Path, settings: Settings, scope: Scope | str | None = None) -> SaveResult:
-    """Save TEXT as an entry in the scope's memory file, unless an equal entry is already there."""
+def write_area(scope: Scope, root: Path | None, settings: Settings, path: Path,
+               follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> WriteArea:
+    """Where a write to memory file PATH of SCOPE may land (`write_policy`): the global memory
+    directory, the project ROOT, or (a file of no project) PATH's own directory."""
+    if scope is Scope.GLOBAL:
+        return global_area(settings.global_dir, follow_outside_links, hint)
+    if root is not None:
+        return project_area(root, follow_outside_links, hint)
+    return directory_area(path.parent, follow_outside_links, hint)
+
+
+def save_entry(text: str, target_dir: Path, settings: Settings, scope: Scope | str | None = None,
+               follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> SaveResult:
+    """Save TEXT as an entry in the scope's memory file, unless an equal entry is already there.
+    A link out of the project (or the global directory) is written through only when
+    FOLLOW_OUTSIDE_LINKS (None: the environment decides); HINT says how to allow it."""
     chosen, root = resolve_scope(scope, target_dir)
     path = memory_file_for(chosen, root, settings)
-    if not clean_entry_text(text):
-        plan_add("", text)  # raises EmptyEntryError with the message users see
+    plan_add("", text)  # bad text (empty, a NUL) fails here, before the file is touched
     existed = path.exists()
 
     def change(content: str) -> tuple[str | None, AddPlan]:
-        plan = plan_add(content, text)
+        try:
+            plan = plan_add(content, text)
+        except UnsafeEntryError as err:
+            raise err.at(path) from None
         return (None if plan.already_present else plan.content), plan
 
-    plan = update_memory_file(path, change)
+    plan = update_memory_file(path, change, area=write_area(chosen, root, settings, path, follow_outside_links, hint))
     return SaveResult(path, chosen, plan.text, plan.entry_line, not plan.already_present,
                       created=not existed and not plan.already_present)
 
@@ -117,9 +134,12 @@ def remove_entry(
     settings: Settings,
     scope: Scope | str | None = None,
     warn: Callable[[str], None] | None = None,
+    follow_outside_links: bool | None = None,
+    hint: str = DEFAULT_HINT,
 ) -> RemoveResult:
     """Remove the first entry (in `list` order) whose normalised form matches TEXT's. WARN, when
-    given, hears about the unusable files of the chain (they are skipped)."""
+    given, hears about the unusable files of the chain (they are skipped). Links out of the
+    project are followed as `save_entry` says."""
     if not clean_entry_text(text):
         raise EntryNotFoundError("nothing to remove: the text is empty")
     memory = load_memory(target_dir, settings)
@@ -135,7 +155,8 @@ def remove_entry(
             plan: RemovePlan = plan_remove(content, entry)
             return plan.content, entry
 
-        removed = update_memory_file(src.path, change, create=False)
+        area = write_area(src.scope, memory.project_root, settings, src.path, follow_outside_links, hint)
+        removed = update_memory_file(src.path, change, create=False, area=area)
         if removed is not None:
             return RemoveResult(src.path, src.scope, removed.text, removed.line + 1)
     where = " or ".join(s.value for s in scopes)
@@ -165,8 +186,9 @@ def first_entry(memory: Memory, text: str, scope: Scope | str | None = None) -> 
     return None
 
 
-def remove_entry_at(path: Path, line: int) -> Entry:
-    """Remove the entry covering 0-based LINE of memory file PATH; raises EntryNotFoundError."""
+def remove_entry_at(path: Path, line: int, area: WriteArea | None = None) -> Entry:
+    """Remove the entry covering 0-based LINE of memory file PATH; raises EntryNotFoundError.
+    AREA is where the write may land (`write_area`; by default PATH's own directory)."""
 
     def change(content: str) -> tuple[str | None, Entry | None]:
         entry = parse(content).entry_at(line)
@@ -174,7 +196,7 @@ def remove_entry_at(path: Path, line: int) -> Entry:
             return None, None
         return plan_remove(content, entry).content, entry
 
-    removed = update_memory_file(path, change, create=False)
+    removed = update_memory_file(path, change, create=False, area=area)
     if removed is None:
         raise EntryNotFoundError(f"{path}:{line + 1}: no memory entry on that line")
     return removed
@@ -194,4 +216,5 @@ __all__ = [
     "remove_entry_at",
     "resolve_scope",
     "save_entry",
+    "write_area",
 ]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from memory_lens.core.files import BOM, FileStatus, read_memory_file
+from memory_lens.core.write_policy import OutsideWriteError, WriteArea, check_target
 
 if TYPE_CHECKING:
     import filelock
@@ -31,6 +32,18 @@ _MAX_RETRIES = 5
 
 class MemoryFileError(OSError):
     """A memory file cannot be written (the message says which file and why)."""
+
+
+class OutsideLinkError(MemoryFileError):
+    """The write would go through a link to a file outside its area (see `write_policy`)."""
+
+
+def allowed_target(path: Path, area: WriteArea | None) -> Path:
+    """The final target of a write to PATH, checked against AREA (`write_policy.check_target`)."""
+    try:
+        return check_target(path, area)
+    except OutsideWriteError as err:
+        raise OutsideLinkError(str(err)) from None
 
 
 def lock_dir() -> Path:
@@ -126,19 +139,22 @@ def update_memory_file(
     path: Path,
     change: Callable[[str], tuple[str | None, T]],
     create: bool = True,
+    area: WriteArea | None = None,
 ) -> T:
     """Apply CHANGE to the current text of memory file PATH, safely.
 
     CHANGE gets the file's text ("" for a missing file) and returns (new text or None to leave
     the file alone, result). Raises MemoryFileError when the file exists but is unusable, or is
-    missing and CREATE is false, or cannot be written.
+    missing and CREATE is false, or cannot be written; OutsideLinkError when PATH's final target
+    leaves AREA (by default PATH's own directory: see `write_policy`), checked before any
+    directory is created and again under the lock, right before the file is replaced.
     """
     from filelock import Timeout as LockTimeout
 
     first = read_memory_file(path)
     if first.status is FileStatus.UNUSABLE:
         raise MemoryFileError(f"{path}: {first.reason}; fix or remove it, then try again")
-    target = write_target(path)
+    target = allowed_target(path, area)
     shown = f"{path}" if target == Path(os.path.abspath(path)) else f"{path} (-> {target})"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -161,6 +177,8 @@ def update_memory_file(
                 if _identity(target) != before:
                     continue  # changed under us by a writer that ignores the lock: start again
                 _require_writable(target, shown)
+                if allowed_target(path, area) != target:
+                    raise MemoryFileError(f"{shown}: its link changed while being written; try again")
                 atomic_write(target, data)
                 return result
             raise MemoryFileError(f"{shown}: keeps changing while being written; try again")

@@ -1,0 +1,114 @@
+"""Where Memory Lens may write: the one rule every write of a memory file or a note follows.
+
+A write belongs to an area: the project root for project memory and project notes, the global
+memory directory for global memory, the notes directory for global notes. A file of the area is
+written through symbolic links (its own, or its directories') only when the final target stays
+inside the area. A cloned repository chooses its links, so without this rule its `GEMINI.md`
+could point at `~/.bashrc` or `~/.ssh/authorized_keys` and an entry would be written there.
+
+The user can allow writing through such links explicitly, never the repository: the CLI's
+`--follow-outside-links`, `MEMORY_LENS_FOLLOW_OUTSIDE_LINKS=1` in the environment, or the
+language server's machine-scoped setting `memoryLens.followOutsideLinks`.
+
+`check_target` is called by the writer before it creates any directory and again under the
+write lock, on the path it is about to replace. See docs/security.md.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+ENV_FOLLOW_OUTSIDE_LINKS = "MEMORY_LENS_FOLLOW_OUTSIDE_LINKS"
+DEFAULT_HINT = f"use --follow-outside-links or set {ENV_FOLLOW_OUTSIDE_LINKS}=1 to allow"
+_TRUE = {"1", "true", "yes", "on"}
+
+
+class OutsideWriteError(ValueError):
+    """A write would land outside its area (the message names the link and its target)."""
+
+
+def follow_outside_links_from_env(environ: Mapping[str, str] | None = None) -> bool:
+    """True when the environment allows writing through links that leave the area."""
+    env = os.environ if environ is None else environ
+    return env.get(ENV_FOLLOW_OUTSIDE_LINKS, "").strip().lower() in _TRUE
+
+
+@dataclass(frozen=True)
+class WriteArea:
+    """The directories a write may land in, and whether the user allowed leaving them.
+
+    `follow_outside_links` None means: the environment decides (`MEMORY_LENS_FOLLOW_OUTSIDE_LINKS`).
+    `hint` ends the refusal message: how the user allows it in the front end at hand."""
+
+    roots: tuple[Path, ...]
+    what: str
+    follow_outside_links: bool | None = None
+    hint: str = DEFAULT_HINT
+
+    def allows_outside(self) -> bool:
+        if self.follow_outside_links is None:
+            return follow_outside_links_from_env()
+        return self.follow_outside_links
+
+
+def project_area(root: Path, follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> WriteArea:
+    """The area of project memory and project notes: the project root."""
+    return WriteArea((Path(root),), f"the project {root}", follow_outside_links, hint)
+
+
+def global_area(global_dir: Path, follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> WriteArea:
+    """The area of global memory: the global memory directory."""
+    return WriteArea((Path(global_dir),), f"the global memory directory {global_dir}", follow_outside_links, hint)
+
+
+def directory_area(directory: Path, follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> WriteArea:
+    """The area of a file that belongs to no project: its own directory."""
+    return WriteArea((Path(directory),), f"its directory {directory}", follow_outside_links, hint)
+
+
+def _real(path: Path | str) -> str:
+    return os.path.realpath(os.path.abspath(os.fspath(path)))
+
+
+def is_inside(path: Path | str, roots: Iterable[Path | str]) -> bool:
+    """True when PATH, all symbolic links resolved, is one of ROOTS (resolved too) or below one."""
+    real = _real(path)
+    for root in roots:
+        base = _real(root)
+        if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def check_target(path: Path, area: WriteArea | None) -> Path:
+    """The file a write to PATH really changes (symlinks followed), when that is allowed.
+
+    Raises OutsideWriteError when the final target leaves AREA (by default: PATH's own
+    directory) and the user has not allowed it."""
+    target = Path(_real(path))
+    if area is None:
+        area = directory_area(Path(os.path.abspath(path)).parent)
+    if is_inside(target, area.roots) or area.allows_outside():
+        return target
+    if str(target) == os.path.abspath(path):  # no link at all: the path itself is elsewhere
+        raise OutsideWriteError(f"{path} is outside {area.what}; refusing to write there")
+    how = "is a link to" if os.path.islink(path) else "resolves through a link to"
+    raise OutsideWriteError(f"{path} {how} {target}, outside {area.what}; "
+                            f"refusing to write through it ({area.hint})")
+
+
+__all__ = [
+    "DEFAULT_HINT",
+    "ENV_FOLLOW_OUTSIDE_LINKS",
+    "OutsideWriteError",
+    "WriteArea",
+    "check_target",
+    "directory_area",
+    "follow_outside_links_from_env",
+    "global_area",
+    "is_inside",
+    "project_area",
+]
