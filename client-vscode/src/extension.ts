@@ -1,12 +1,16 @@
 /**
  * Memory Lens for VS Code: wires the language client, the Memory panel, the effective memory
- * document, the status bar item and the commands. All memory logic lives in the server.
+ * document, the status bar item, the Memory Notes view, note documents and the commands. All
+ * memory logic lives in the server.
  */
 
 import * as vscode from 'vscode';
 import { MemoryCommands } from './commands';
 import { EffectiveMemoryDocuments } from './effectiveDocument';
 import { MemoryModel } from './model';
+import { NoteDocuments } from './noteDocuments';
+import { NotesCommands } from './notesCommands';
+import { NotesView } from './notesView';
 import { MemoryPanel } from './panel';
 import { SETTINGS_SECTION } from './protocol';
 import { onActiveInterpreterChanged } from './python';
@@ -22,11 +26,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const model = new MemoryModel(server);
   const documents = new EffectiveMemoryDocuments(server);
   const commands = new MemoryCommands(server, model, documents);
+  const noteDocuments = new NoteDocuments(server);
+  const notesView = new NotesView(server, model);
   context.subscriptions.push(
-    log, server, model, documents,
+    log, server, model, documents, noteDocuments, notesView,
     new MemoryPanel(model),
     new MemoryStatusBar(model),
     ...commands.register(),
+    ...new NotesCommands(server, model, notesView, noteDocuments).register(),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(`${SETTINGS_SECTION}.server.command`)) {
         log.info('"memoryLens.server.command" changed: restarting the language server');

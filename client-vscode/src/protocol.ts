@@ -59,10 +59,21 @@ export const CLIENT_COMMANDS = {
   deleteEntry: 'memoryLens.deleteEntry',
   moveEntryToGlobal: 'memoryLens.moveEntryToGlobal',
   moveEntryToProject: 'memoryLens.moveEntryToProject',
+  createNoteFromSelection: 'memoryLens.createNoteFromSelection',
+  searchNotes: 'memoryLens.searchNotes',
+  clearNoteSearch: 'memoryLens.clearNoteSearch',
+  refreshNotes: 'memoryLens.refreshNotes',
+  openNote: 'memoryLens.openNote',
+  openNoteFile: 'memoryLens.openNoteFile',
+  deleteNote: 'memoryLens.deleteNote',
+  loadMoreNotes: 'memoryLens.loadMoreNotes',
 } as const;
 
-/** The tree view in the Explorer and the scheme of the effective memory document. */
+/** The tree views in the Explorer and the scheme of the effective memory document. */
 export const PANEL_VIEW_ID = 'memoryLens.panel';
+export const NOTES_VIEW_ID = 'memoryLens.notes';
+/** Context key: the notes view shows search results (enables "Clear Note Search"). */
+export const NOTES_SEARCH_CONTEXT = 'memoryLens.notesSearchActive';
 export const EFFECTIVE_SCHEME = 'memory-lens';
 
 export type Scope = 'global' | 'project';
@@ -161,6 +172,7 @@ export interface ServerSettings {
   globalDir: string | null;
   tokenBudget: number | null;
   debug: boolean;
+  notes: { layout: 'memory-lens' | 'aicoder' | null; globalDir: string | null };
 }
 
 /* Notes (docs/lsp.md#notes) ----------------------------------------------------------------- */

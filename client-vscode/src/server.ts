@@ -19,7 +19,8 @@ import {
 } from 'vscode-languageclient/node';
 import {
   CLIENT_COMMANDS, CMD_EFFECTIVE, DID_CHANGE_NOTIFICATION, type DidChangeParams, EFFECTIVE_REQUEST,
-  EFFECTIVE_SCHEME, type EffectiveMemory, type EffectiveParams, SETTINGS_SECTION, type ServerSettings,
+  EFFECTIVE_SCHEME, type EffectiveMemory, type EffectiveParams, NOTES_DID_CHANGE_NOTIFICATION,
+  type NotesDidChangeParams, SETTINGS_SECTION, type ServerSettings,
 } from './protocol';
 import { serverLogLine } from './labels';
 import { activeInterpreter, pythonExtensionInstalled, pythonProbe } from './python';
@@ -39,6 +40,10 @@ export function serverSettings(resource?: vscode.Uri): ServerSettings {
     globalDir: cfg.get<string | null>('globalDir', null) || null,
     tokenBudget: cfg.get<number | null>('tokenBudget', null),
     debug: cfg.get<boolean>('debug', false),
+    notes: {
+      layout: cfg.get<'memory-lens' | 'aicoder' | null>('notes.layout', null) || null,
+      globalDir: cfg.get<string | null>('notes.globalDir', null) || null,
+    },
   };
 }
 
@@ -67,8 +72,11 @@ export class MemoryServer implements vscode.Disposable {
   private starting: Promise<boolean> | undefined;
   private readonly memoryChanged = new vscode.EventEmitter<string[]>();
   private readonly runningChanged = new vscode.EventEmitter<boolean>();
+  private readonly notesChanged = new vscode.EventEmitter<string[]>();
   /** `memory/didChange` from the server: the memory files that changed. */
   readonly onDidChangeMemory = this.memoryChanged.event;
+  /** `memory/notesDidChange` from the server: the document URIs of the notes that changed. */
+  readonly onDidChangeNotes = this.notesChanged.event;
   /** The server started (true) or stopped (false). */
   readonly onDidChangeRunning = this.runningChanged.event;
 
@@ -121,6 +129,7 @@ export class MemoryServer implements vscode.Disposable {
     void this.stop();
     this.memoryChanged.dispose();
     this.runningChanged.dispose();
+    this.notesChanged.dispose();
   }
 
   private async ready(): Promise<LanguageClient> {
@@ -174,6 +183,9 @@ export class MemoryServer implements vscode.Disposable {
     client.onNotification(DID_CHANGE_NOTIFICATION, (params: DidChangeParams | undefined) => {
       this.memoryChanged.fire(Array.isArray(params?.uris) ? params.uris : []);
     });
+    client.onNotification(NOTES_DID_CHANGE_NOTIFICATION, (params: NotesDidChangeParams | undefined) => {
+      this.notesChanged.fire(Array.isArray(params?.documentUris) ? params.documentUris : []);
+    });
     // Also covers the library's own restarts after a crash.
     client.onDidChangeState((e) => {
       if (e.newState === State.Running || e.oldState === State.Running) {
@@ -211,7 +223,8 @@ export class MemoryServer implements vscode.Disposable {
           channel[level](message);
         }),
       },
-      initializationOptions: { [SETTINGS_SECTION]: serverSettings() },
+      // noteDocuments: this client opens memory-lens-note: URIs (workspace symbols point at them).
+      initializationOptions: { [SETTINGS_SECTION]: { ...serverSettings(), noteDocuments: true } },
       synchronize: { configurationSection: SETTINGS_SECTION },
       middleware: codeLensMiddleware,
     };
