@@ -32,7 +32,19 @@ class EmptyEntryError(EntryTextError):
 
 
 class UnsafeEntryError(EntryTextError):
-    """Saved as is, the text would not read back as exactly one entry (e.g. an unclosed fence)."""
+    """Saved as is, the text would not read back as exactly one entry (e.g. an unclosed fence).
+    `line` (1-based), when set, is the line of the memory file that is to blame."""
+
+    def __init__(self, message: str, line: int | None = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.line = line
+        self.reason = reason or message
+
+    def at(self, path: object) -> UnsafeEntryError:
+        """The same error naming the file: `PATH:LINE: reason` when a line of it is to blame."""
+        if self.line is None:
+            return self
+        return UnsafeEntryError(f"{path}:{self.line}: {self.reason}", self.line, self.reason)
 
 
 @dataclass(frozen=True)
@@ -106,8 +118,12 @@ def _line_start_offsets(lines: list[str]) -> list[int]:
 def plan_add(content: str, text: str) -> AddPlan:
     """Plan adding TEXT as an entry of CONTENT under the `## Gemini Added Memories` section.
 
-    Raises EmptyEntryError when TEXT is empty once cleaned.
+    Raises EmptyEntryError when TEXT is empty once cleaned, UnsafeEntryError when it holds a NUL
+    character (agents skip a memory file with a NUL byte in it as binary).
     """
+    if "\0" in text:
+        raise UnsafeEntryError("the text contains a NUL character (\\0), which would make agents skip the "
+                               "whole memory file as binary; remove it and try again")
     cleaned = clean_entry_text(text)
     if not cleaned:
         raise EmptyEntryError("nothing to save: the text is empty once '#' and list markers are removed")
@@ -119,29 +135,73 @@ def plan_add(content: str, text: str) -> AddPlan:
     eol = detect_eol(content)
     block = format_entry(cleaned, eol)
     _require_self_contained(block)
+    header = find_section_header(outline)
+    tried = 0
+    for offset, inserted, entry_line, line, column in _places(outline, content, block, eol, header):
+        plan = _insert(cleaned, content, offset, inserted, entry_line, line, column)
+        if plan is not None:
+            return plan
+        tried += 1
+        if tried >= MAX_PLACES_TRIED:
+            break
+    cause = _blocking_line(outline, header)
+    why = ("opens a code fence that is never closed, so a new entry would land inside it; close the fence"
+           if cause == outline.open_fence else
+           "is indented, so a new entry would swallow it; unindent it or move it out of the section")
+    raise UnsafeEntryError(f"line {cause + 1} of the memory file {why}, then try again", line=cause + 1,
+                           reason=f"this line {why}, then try again")
+
+
+MAX_PLACES_TRIED = 16  # each try parses the whole file once
+
+
+def _places(outline: Outline, content: str, block: str, eol: str, header: int | None):
+    """Where the entry BLOCK may go, best first, as `_insert` arguments without the first two:
+    (offset, inserted text, entry line, line, column). Inside the section: after its last entry
+    (or right after the header), else at the section's end, else before a code fence left open at
+    the end of the file, else before a line at column 0 of the section. Without a section: a new
+    one at the end of the file, else right before such an open code fence."""
     lines = outline.lines
     offsets = _line_start_offsets(lines)
-    header = find_section_header(outline)
+
+    def before(i: int, lead: str = "", tail: str = "") -> tuple[int, str, int, int, int]:
+        """LEAD + BLOCK + TAIL inserted before line I (at the end when I is the number of lines)."""
+        if i < len(lines) or content == "" or content.endswith(("\n", "\r")):
+            return offsets[i], lead + block + tail, i + lead.count(eol), i, 0
+        # The last line has no line ending: end it first.
+        return len(content), eol + lead + block + tail, i + lead.count(eol), i - 1, len(lines[-1])
+
+    def new_section(i: int) -> tuple[int, str, int, int, int]:
+        gap = eol if i > 0 and strip_eol(lines[i - 1]).strip() else ""
+        return before(i, gap + SECTION_HEADER + eol, eol if i < len(lines) else "")
+
     if header is None:
-        if content == "":
-            return _insert(cleaned, content, 0, SECTION_HEADER + eol + block, 1, 0, 0)
-        prefix = ""
-        if not content.endswith(("\n", "\r")):
-            prefix += eol
-        if strip_eol(lines[-1]).strip():
-            prefix += eol
-        entry_line = len(lines) + (1 if strip_eol(lines[-1]).strip() else 0) + 1
-        col = len(strip_eol(lines[-1])) if not content.endswith(("\n", "\r")) else 0
-        at_line = len(lines) - 1 if col else len(lines)
-        return _insert(cleaned, content, len(content), prefix + SECTION_HEADER + eol + block, entry_line, at_line, col)
+        yield new_section(len(lines))
+        if outline.open_fence is not None:
+            yield new_section(outline.open_fence)
+        return
     end = outline.section_end(header)
     in_section = outline.entries_between(header, end)
     after = in_section[-1].end_line if in_section else header
-    line_text = lines[after]
-    if line_text.endswith(("\n", "\r")):
-        return _insert(cleaned, content, offsets[after + 1], block, after + 1, after + 1, 0)
-    # The anchor is the last line and has no line ending: end it first.
-    return _insert(cleaned, content, len(content), eol + block, after + 1, after, len(line_text))
+    yield before(after + 1)
+    yield before(end)
+    if outline.open_fence is not None and after < outline.open_fence < end:
+        yield before(outline.open_fence)
+    for i in range(after + 2, end):
+        if lines[i][:1] not in (" ", "\t") and lines[i].strip():
+            yield before(i)
+
+
+def _blocking_line(outline: Outline, header: int | None) -> int:
+    """The 0-based line to blame when no place keeps a new entry whole: an open code fence, else
+    the first indented line after the section's entries."""
+    if outline.open_fence is not None:
+        return outline.open_fence
+    start = header if header is not None else 0
+    for i in range(start + 1, len(outline.lines)):
+        if outline.lines[i][:1] in (" ", "\t") and outline.lines[i].strip():
+            return i
+    return start
 
 
 def _require_self_contained(block: str) -> None:
@@ -155,14 +215,16 @@ def _require_self_contained(block: str) -> None:
 
 
 def _insert(cleaned: str, content: str, offset: int, text: str, entry_line: int, line: int,
-            column: int) -> AddPlan:
+            column: int) -> AddPlan | None:
+    """The plan inserting TEXT at OFFSET, or None when the new entry would not read back as
+    exactly the lines written (the file around it would swallow it or run into it)."""
     new = content[:offset] + text + content[offset:]
-    # The new entry must read back as exactly the lines written: an unclosed code fence in TEXT
-    # would otherwise swallow the rest of the file into it.
-    entry = parse(new).entry_at(entry_line)
+    outline = parse(new)
+    entry = outline.entry_at(entry_line)
     if entry is None or entry.line != entry_line or entry.end_line != entry_line + cleaned.count("\n"):
-        raise UnsafeEntryError(
-            "the text would not stay one entry (an unclosed ``` or ~~~ code fence?); close the fence and try again")
+        return None
+    if normalize(entry.text) != normalize(cleaned) or find_section_header(outline) is None:
+        return None
     return AddPlan(
         text=cleaned,
         content=new,
@@ -171,16 +233,36 @@ def _insert(cleaned: str, content: str, offset: int, text: str, entry_line: int,
     )
 
 
+def _section_left_bare(outline: Outline, entry: Entry) -> int | None:
+    """The line of the `## Gemini Added Memories` heading whose section holds ENTRY and nothing
+    else but blank lines, or None. Removing that entry removes the heading too: an empty heading
+    would still be loaded by agents as memory."""
+    for h in reversed(outline.headings):
+        if h.line >= entry.line or h.level != 2:
+            continue
+        if strip_eol(outline.lines[h.line]).rstrip() != SECTION_HEADER or outline.section_end(h.line) <= entry.line:
+            return None
+        end = outline.section_end(h.line)
+        rest = [*range(h.line + 1, entry.line), *range(entry.end_line + 1, end)]
+        return None if any(outline.lines[i].strip() for i in rest) else h.line
+    return None
+
+
 def plan_remove(content: str, entry: Entry) -> RemovePlan:
     """Plan removing ENTRY (found by `parse(content)`) with all its lines.
 
     Removing an entry never leaves a doubled blank line behind: when a blank line stands on both
     sides of it (or on one side, with the start or the end of the file on the other), one of them
-    goes too. Every other byte is kept.
+    goes too. Removing the last entry of a `## Gemini Added Memories` section that holds nothing
+    else removes its heading too (the lines `add` wrote). Every other byte is kept.
     """
-    lines = parse(content).lines
+    outline = parse(content)
+    lines = outline.lines
     offsets = _line_start_offsets(lines)
     first, last = entry.line, entry.end_line
+    header = _section_left_bare(outline, entry)
+    if header is not None:
+        first = header
 
     def blank(i: int) -> bool:
         return 0 <= i < len(lines) and not lines[i].strip()

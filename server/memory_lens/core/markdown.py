@@ -77,15 +77,31 @@ def normalize(text: str) -> str:
     return s.rstrip(_STRIP_TAIL)
 
 
+# Characters a `str.splitlines` reader takes for a line break: saved as spaces, so that no reader
+# sees a new line (and perhaps a column-0 heading) inside an entry.
+_SAVED_AS_SPACE = str.maketrans({c: " " for c in _OTHER_BREAKS})
+
+
 def clean_entry_text(text: str) -> str:
-    """TEXT as it will be saved: stripped, with leading runs of `#` and of list markers
+    """TEXT as it will be saved: line breaks other than `\\n`, `\\r\\n` and `\\r` (VT, FF, U+001C-U+001E,
+    U+0085, U+2028, U+2029) made spaces, stripped, with leading runs of `#` and of list markers
     followed by whitespace (or ending the text) dropped repeatedly. May return an empty string."""
-    s = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    s = text.replace("\r\n", "\n").replace("\r", "\n").translate(_SAVED_AS_SPACE).strip()
     while True:
         m = _CLEAN_PREFIX.match(s)
         if not m:
             return s
         s = s[m.end():].strip()
+
+
+_ESCAPED = {**{i: f"\\x{i:02x}" for i in range(0x20) if i != 0x09}, 0x7f: "\\x7f",
+            0x85: "\\x85", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def escape_controls(text: str) -> str:
+    """TEXT with control characters (but tab) and Unicode line/paragraph separators written as
+    escapes (`\\x0b`, `\\u2028`), for printing one line of an entry to a terminal."""
+    return text.translate(_ESCAPED)
 
 
 @dataclass(frozen=True)
@@ -120,6 +136,7 @@ class Outline:
     entries: list[Entry] = field(default_factory=list)
     headings: list[Heading] = field(default_factory=list)
     breaks: list[int] = field(default_factory=list)
+    open_fence: int | None = None  # the line of a code fence (outside entries) left open at the end
 
     def section_end(self, start: int, max_level: int = 2) -> int:
         """The first line after START that ends its section (a heading of level <= MAX_LEVEL or a
@@ -148,14 +165,16 @@ def _entry_text(first: str, rest: list[str]) -> str:
 Span = tuple  # (first line, last line, marker, column of the text): one entry, before it is built
 
 
-def _scan(text: str) -> tuple[list[str], list[Span], list[Heading], list[int]]:
-    """The lines of TEXT, the spans of its entries, its headings and thematic breaks."""
+def _scan(text: str) -> tuple[list[str], list[Span], list[Heading], list[int], int | None]:
+    """The lines of TEXT, the spans of its entries, its headings, thematic breaks, and the line of a
+    code fence outside entries that is still open at the end (None when there is none)."""
     lines = split_lines(text)
     spans: list[Span] = []
     headings: list[Heading] = []
     breaks: list[int] = []
     fence: tuple[str, int] | None = None
     fence_in_entry = False
+    fence_line = 0
     cur: list | None = None  # [start line, last line, marker, column] of the entry being read
     prev_paragraph = -1  # a plain text line that a setext underline would turn into a heading
 
@@ -210,7 +229,7 @@ def _scan(text: str) -> tuple[list[str], list[Span], list[Heading], list[int]]:
         start_char = _start_char(line)
         fm = _FENCE_OPEN.match(line) if start_char in _FENCE_STARTS else None
         if fm and not (fm.group(1)[0] == "`" and "`" in fm.group(2)):
-            fence, fence_in_entry = (fm.group(1)[0], len(fm.group(1))), False
+            fence, fence_in_entry, fence_line = (fm.group(1)[0], len(fm.group(1))), False, i
             prev_paragraph = -1
             continue
         if start_char in _BREAK_STARTS and not line.strip(_BREAK_CHARS) and _BREAK.match(line):
@@ -230,7 +249,7 @@ def _scan(text: str) -> tuple[list[str], list[Span], list[Heading], list[int]]:
     if cur is not None:
         spans.append(tuple(cur))
     headings.sort(key=lambda h: h.line)
-    return lines, spans, headings, breaks
+    return lines, spans, headings, breaks, (fence_line if fence is not None and not fence_in_entry else None)
 
 
 def _closes(stripped: str, fence: tuple[str, int]) -> bool:
@@ -244,16 +263,16 @@ def _span_text(lines: list[str], start: int, last: int, col: int) -> str:
 
 def parse(text: str) -> Outline:
     """Outline TEXT: its entries, headings and thematic breaks, skipping fenced code."""
-    lines, spans, headings, breaks = _scan(text)
+    lines, spans, headings, breaks, open_fence = _scan(text)
     entries = [Entry(_span_text(lines, start, last, col), start, last, marker, col)
                for start, last, marker, col in spans]
-    return Outline(lines=lines, entries=entries, headings=headings, breaks=breaks)
+    return Outline(lines=lines, entries=entries, headings=headings, breaks=breaks, open_fence=open_fence)
 
 
 def entry_keys(text: str) -> tuple[list[str], list[int], list[int]]:
     """The normalised form, first line and last line of each entry of TEXT (three parallel lists):
     the entries `parse` finds, without building them. All the checks need, at a fraction of the cost."""
-    lines, spans, _, _ = _scan(text)
+    lines, spans, _, _, _ = _scan(text)
     keys: list[str] = []
     # Interned: the same entry in many files (what the checks look for) is kept once in memory.
     for start, last, _marker, col in spans:
