@@ -4,18 +4,25 @@ Every write follows the same steps: resolve symlinks (a linked memory file is wr
 its target), take a cross-process lock kept outside the repository (in the user cache
 directory), re-read the file under the lock, compute the new content from what is really there,
 write it to a temporary file in the same directory, fsync it, and atomically replace the
-original (keeping its permissions). If another program that does not use the lock changed the
-file in the meantime, the whole step is retried on the fresh content.
+original (keeping its permissions). Programs that do not use the lock (editors) lose nothing
+either: `guarded_replace` reads the file only once it has settled, and applies the change again
+on top of whatever such a program wrote into the file before or during the replace.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
-from memory_lens.core.files import BOM, FileStatus, read_memory_file
+from memory_lens.core.files import BOM, FileStatus, decode_memory_bytes, read_memory_file
+from memory_lens.core.guarded_replace import (
+    StillChangingError,
+    UnusableFileError,
+    remove_stale_temp_files,
+    replace_keeping_others,
+    write_temp,
+)
 from memory_lens.core.write_policy import OutsideWriteError, WriteArea, check_target
 
 if TYPE_CHECKING:
@@ -27,7 +34,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 LOCK_TIMEOUT_SECONDS = 30.0
 ENV_LOCK_DIR = "MEMORY_LENS_LOCK_DIR"
-_MAX_RETRIES = 5
+_BOM_BYTES = BOM.encode("utf-8")
 
 
 class MemoryFileError(OSError):
@@ -81,41 +88,13 @@ def write_target(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _identity(path: Path) -> tuple[int, int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns)
-
-
-def _new_file_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace PATH's content with DATA atomically (temp file + fsync + rename), keeping its mode."""
-    import tempfile
+    """Replace PATH's content with DATA atomically (temp file + fsync + rename), keeping its mode.
 
+    Temporary files a killed writer left next to PATH are removed first (see `guarded_replace`)."""
+    remove_stale_temp_files(path)
+    tmp = write_temp(path, data)
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-        owner = os.stat(path)
-    except FileNotFoundError:
-        mode, owner = _new_file_mode(), None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        if owner is not None and hasattr(os, "chown"):
-            try:
-                os.chown(tmp, owner.st_uid, owner.st_gid)
-            except OSError:
-                pass
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -154,6 +133,8 @@ def update_memory_file(
     first = read_memory_file(path)
     if first.status is FileStatus.UNUSABLE:
         raise MemoryFileError(f"{path}: {first.reason}; fix or remove it, then try again")
+    if first.status is FileStatus.MISSING and not create:
+        raise MemoryFileError(f"{path}: does not exist")  # before any directory is made for it
     target = allowed_target(path, area)
     shown = f"{path}" if target == Path(os.path.abspath(path)) else f"{path} (-> {target})"
     try:
@@ -162,26 +143,35 @@ def update_memory_file(
         raise MemoryFileError(f"{shown}: cannot create its directory: {err.strerror or err}") from None
     try:
         with lock_for(target):
-            for _ in range(_MAX_RETRIES):
-                before = _identity(target)
-                got = read_memory_file(target)
-                if got.status is FileStatus.UNUSABLE:
-                    raise MemoryFileError(f"{shown}: {got.reason}; fix or remove it, then try again")
-                if got.status is FileStatus.MISSING and not create:
+            remove_stale_temp_files(target)
+            results: list[T] = []
+
+            def compute(data: bytes | None) -> bytes | None:
+                # Called once per round: again when another program changed the file meanwhile.
+                if data is None and not create:
                     raise MemoryFileError(f"{shown}: does not exist")
-                new_text, result = change(got.text)
-                if new_text is None or new_text == got.text:
-                    return result
-                had_bom = got.ok and _starts_with_bom(target)
-                data = ((BOM if had_bom else "") + new_text).encode("utf-8")
-                if _identity(target) != before:
-                    continue  # changed under us by a writer that ignores the lock: start again
+                text, why = decode_memory_bytes(data) if data is not None else ("", "")
+                if text is None:
+                    raise MemoryFileError(f"{shown}: {why}; fix or remove it, then try again")
+                new_text, result = change(text)
+                results[:] = [result]
+                if new_text is None or new_text == text:
+                    return None
+                had_bom = data is not None and data.startswith(_BOM_BYTES)
+                return ((BOM if had_bom else "") + new_text).encode("utf-8")
+
+            def before_publish() -> None:
                 _require_writable(target, shown)
                 if allowed_target(path, area) != target:
                     raise MemoryFileError(f"{shown}: its link changed while being written; try again")
-                atomic_write(target, data)
-                return result
-            raise MemoryFileError(f"{shown}: keeps changing while being written; try again")
+
+            replace_keeping_others(target, compute, before_publish)
+            return results[0]
+    except UnusableFileError as err:
+        raise MemoryFileError(f"{shown}: {err.strerror}; fix or remove it, then try again") from None
+    except StillChangingError:
+        raise MemoryFileError(f"{shown}: another program keeps changing it while it is being written; "
+                              "try again when it stops") from None
     except LockTimeout:
         raise MemoryFileError(
             f"{shown}: another Memory Lens process holds its lock for over {LOCK_TIMEOUT_SECONDS:.0f}s; try again"
@@ -202,14 +192,6 @@ def _require_writable(target: Path, shown: str) -> None:
     if not os.access(target.parent, os.W_OK | os.X_OK):
         raise MemoryFileError(f"{shown}: its directory {target.parent} is not writable; "
                               "a memory file is replaced atomically, which needs write access to its directory")
-
-
-def _starts_with_bom(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(3) == BOM.encode("utf-8")
-    except OSError:
-        return False
 
 
 def delete_file(path: Path, check: Callable[[str], T]) -> T:

@@ -1,0 +1,356 @@
+"""Replacing a file without losing bytes that another writer puts into it at the same moment.
+
+Memory Lens processes take a lock before they write a memory file; editors and other programs
+do not. `replace_keeping_others` makes the atomic replace safe against them too:
+
+- a file is read only once it has settled: its size, mtime and ctime must not move while it is
+  read nor during a short pause after, and the read must be as long as the file (an editor that
+  truncates then writes is caught in between);
+- right before the replace, the file at the path is read again and compared with what the new
+  content was computed from: bytes appended since are carried over, any other change restarts
+  the computation from the new content;
+- the replace exchanges the two files (`renameat2(RENAME_EXCHANGE)` where the kernel and file
+  system have it, else a plain rename), so the file really displaced is known, even when another
+  program renamed its own version there a moment before; once it has settled it is read again,
+  and anything written into it after our read (through a descriptor opened earlier, or a whole
+  new file renamed into place) is taken as the new base: the change is applied again on top of
+  it and the result replaces the file once more.
+
+Every loop is bounded; past the bound `StillChangingError` says so. Temporary files are named
+`.<name>.ml<pid>-<random>.tmp`; `remove_stale_temp_files` deletes those whose process is gone
+(left by a kill -9), never one a live writer may still be using.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+from memory_lens.core.files import _kind_reason
+
+Compute = Callable[[Optional[bytes]], Optional[bytes]]
+
+SETTLE_SECONDS = 0.002  # a file must stay still this long to count as settled
+SETTLE_TRIES = 100  # reads before a file that never settles is given up on
+TRUNCATION_WAIT_SECONDS = 0.2  # how long a file that just lost its tail may take to get it back
+MAX_ROUNDS = 8  # replaces of one change before it is given up on
+LEGACY_STALE_SECONDS = 3600.0  # temp files of older versions (no pid in the name) older than this
+
+AT_FDCWD = -100
+RENAME_NOREPLACE = 1
+RENAME_EXCHANGE = 2
+_UNSUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)}
+
+
+class StillChangingError(OSError):
+    """Another program kept writing the file; nothing more was replaced."""
+
+
+class UnusableFileError(OSError):
+    """The path holds something that is not a regular file (the message says what)."""
+
+
+def replace_keeping_others(target: Path, compute: Compute, before_publish: Callable[[], None]) -> None:
+    """Replace TARGET with COMPUTE(its current bytes, or None when missing), never discarding
+    bytes another writer put into it before or during the replace.
+
+    COMPUTE returns the new bytes, or None to keep what it was given; it may be called again on
+    newer content. BEFORE_PUBLISH runs right before each replace and may raise to stop it.
+    """
+    base = _read_path(target)
+    expect = base  # what the path holds now, as far as we know
+    for _ in range(MAX_ROUNDS):
+        new = compute(base)
+        if new is None:
+            new = base
+        if new == expect:
+            return
+        assert new is not None
+        tmp = write_temp(target, new)
+        fds: list[int] = []
+        try:
+            current, victim = _read_path_open(target, expect)
+            if victim is not None:
+                fds.append(victim)
+            if current != expect:
+                base, expect = carry_over(base, expect, current), current
+                continue
+            before_publish()
+            if expect is None:
+                if _create_exclusive(tmp, target):
+                    _fsync_dir(target.parent)
+                    return
+                base = expect = _read_path(target)  # created by someone else meanwhile
+                continue
+            displaced = _publish(tmp, target, victim)
+            fds.append(displaced)
+            _fsync_dir(target.parent)
+            seen = _read_after(displaced, expect)
+            if seen == expect:
+                return
+            base, expect = carry_over(base, expect, seen), new
+        finally:
+            for fd in fds:
+                os.close(fd)
+            try:
+                os.unlink(tmp)  # the temp file, or after an exchange the displaced file
+            except FileNotFoundError:
+                pass
+    raise StillChangingError(errno.EAGAIN, "keeps changing while being written")
+
+
+def carry_over(base: bytes | None, expect: bytes | None, found: bytes | None) -> bytes | None:
+    """The new base when the file holds FOUND where EXPECT was: bytes appended to EXPECT are
+    appended to BASE (what the change was computed from); anything else replaces it."""
+    if found is not None and expect is not None and base is not None and found.startswith(expect):
+        return base + found[len(expect):]
+    return found
+
+
+# Reading a file that may be being written ------------------------------------------------------
+
+
+def _key(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _open_regular(path: Path) -> int | None:
+    """A read descriptor on PATH (None when missing); UnusableFileError for a non-regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    reason = _kind_reason(os.fstat(fd).st_mode)
+    if reason:
+        os.close(fd)
+        raise UnusableFileError(errno.EINVAL, reason)
+    return fd
+
+
+def _read_all(fd: int) -> bytes:
+    chunks, offset = [], 0
+    while True:
+        chunk = os.pread(fd, 1 << 20, offset)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+
+
+def read_settled(fd: int) -> bytes:
+    """FD's whole content once it has stopped changing (StillChangingError if it never does)."""
+    for _ in range(SETTLE_TRIES):
+        first = _key(os.fstat(fd))
+        data = _read_all(fd)
+        after = os.fstat(fd)
+        if _key(after) == first and len(data) == after.st_size:
+            time.sleep(SETTLE_SECONDS)
+            if _key(os.fstat(fd)) == first:
+                return data
+        else:
+            time.sleep(SETTLE_SECONDS)
+    raise StillChangingError(errno.EAGAIN, "keeps changing while being read")
+
+
+def _read_after(fd: int, expect: bytes | None) -> bytes:
+    """FD's settled content; when it is a strict prefix of EXPECT (truncated, maybe about to be
+    written again by an editor that saves in place), wait a little for the rest."""
+    data = read_settled(fd)
+    if expect is None or len(data) >= len(expect) or not expect.startswith(data):
+        return data
+    deadline = time.monotonic() + TRUNCATION_WAIT_SECONDS
+    key = _key(os.fstat(fd))
+    while time.monotonic() < deadline:
+        time.sleep(SETTLE_SECONDS * 5)
+        if _key(os.fstat(fd)) != key:
+            return read_settled(fd)
+    return data
+
+
+def _read_path(path: Path) -> bytes | None:
+    data, fd = _read_path_open(path, None)
+    if fd is not None:
+        os.close(fd)
+    return data
+
+
+def _read_path_open(path: Path, expect: bytes | None) -> tuple[bytes | None, int | None]:
+    """PATH's settled content (None when missing) and the open descriptor it was read from."""
+    fd = _open_regular(path)
+    if fd is None:
+        return None, None
+    try:
+        return _read_after(fd, expect), fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+# Writing and replacing -------------------------------------------------------------------------
+
+
+def temp_prefix(target: Path) -> str:
+    """The start of this process's temporary file names next to TARGET."""
+    return f".{target.name}.ml{os.getpid()}-"
+
+
+def write_temp(target: Path, data: bytes) -> Path:
+    """DATA in a new temporary file next to TARGET, flushed to disk, with TARGET's mode and
+    owner (or the mode a new file gets); the caller renames or removes it."""
+    import tempfile
+
+    try:
+        like = os.stat(target)
+        mode, owner = stat.S_IMODE(like.st_mode), like
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode, owner = 0o666 & ~umask, None
+    fd, name = tempfile.mkstemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent)
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        if owner is not None and hasattr(os, "chown"):
+            try:
+                os.chown(tmp, owner.st_uid, owner.st_gid)
+            except OSError:
+                pass
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return tmp
+
+
+def _publish(tmp: Path, target: Path, victim: int | None) -> int:
+    """Put TMP at TARGET; return a descriptor of the file it displaced (after an exchange, the
+    file now named TMP; after a plain rename, VICTIM, the file read just before)."""
+    if _renameat2(tmp, target, RENAME_EXCHANGE):
+        fd = _open_regular(tmp)
+        if fd is not None:
+            return fd
+    else:
+        os.replace(tmp, target)
+    assert victim is not None
+    return os.dup(victim)
+
+
+def _create_exclusive(tmp: Path, target: Path) -> bool:
+    """Put TMP at TARGET only if nothing is there; False if something is."""
+    try:
+        if _renameat2(tmp, target, RENAME_NOREPLACE):
+            return True
+        os.link(tmp, target)
+        os.unlink(tmp)
+        return True
+    except FileExistsError:
+        return False
+    except OSError as err:
+        if err.errno not in _UNSUPPORTED | {errno.EPERM}:
+            raise
+    os.replace(tmp, target)  # a file system without hard links or renameat2
+    return True
+
+
+_renameat2_fn = None
+
+
+def _renameat2(src: Path, dst: Path, flags: int) -> bool:
+    """renameat2(SRC, DST, FLAGS); False where the system or file system lacks it."""
+    global _renameat2_fn
+    if not sys.platform.startswith("linux"):
+        return False
+    if _renameat2_fn is None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = getattr(libc, "renameat2", None)
+        if fn is not None:
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            fn.restype = ctypes.c_int
+        _renameat2_fn = fn or False
+    if not _renameat2_fn:
+        return False
+    import ctypes
+
+    if _renameat2_fn(AT_FDCWD, os.fsencode(src), AT_FDCWD, os.fsencode(dst), flags) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _UNSUPPORTED:
+        return False
+    raise OSError(err, os.strerror(err), str(dst))
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# Temporary files left by a killed writer -------------------------------------------------------
+
+_OURS = re.compile(r"\..+\.ml(\d+)-[a-z0-9_]{8}\.tmp")
+
+
+def remove_stale_temp_files(target: Path) -> list[str]:
+    """Delete the temporary files next to TARGET that a killed writer left: ours
+    (`.<name>.ml<pid>-<random>.tmp`) whose process no longer exists, and TARGET's own of older
+    versions (`.<target name>.<random>.tmp`) untouched for an hour. Returns their names."""
+    legacy = re.compile(re.escape(f".{target.name}.") + r"[a-z0-9_]{8}\.tmp")
+    removed = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(".") and name.endswith(".tmp")):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            ours = _OURS.fullmatch(name)
+            if ours:
+                stale = not _process_exists(int(ours.group(1)))
+            else:
+                stale = bool(legacy.fullmatch(name)) and now - entry.stat(follow_symlinks=False).st_mtime > LEGACY_STALE_SECONDS
+            if stale:
+                os.unlink(entry.path)
+                removed.append(name)
+        except OSError:
+            continue
+    return removed
+
+
+def _process_exists(pid: int) -> bool:
+    if pid == os.getpid():
+        return True  # another thread of this process may be writing it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    except OSError:
+        return True
+    return True
