@@ -38,13 +38,13 @@ def test_show_json(sample: Workspace) -> None:
         "project_root": str(ws.path("p")),
         "sources": [
             {"path": str(ws.global_dir / "GEMINI.md"), "scope": "global", "readable": True, "bytes": 19,
-             "tokens": 3},
+             "tokens": 3, "imports": []},
             {"path": str(ws.path("p/GEMINI.md")), "scope": "project", "readable": True, "bytes": 25,
-             "tokens": 6},
+             "tokens": 6, "imports": []},
             {"path": str(ws.path("p/empty/GEMINI.md")), "scope": "project", "readable": True, "bytes": 2,
-             "tokens": 0},
+             "tokens": 0, "imports": []},
             {"path": str(ws.path("p/empty/leaf/GEMINI.md")), "scope": "project", "readable": True,
-             "bytes": len("Ünïcödé 漢字".encode()), "tokens": 3},
+             "bytes": len("Ünïcödé 漢字".encode()), "tokens": 3, "imports": []},
         ],
     }
     assert list(shown) == ["text", "project_root", "sources"]

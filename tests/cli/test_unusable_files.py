@@ -46,14 +46,6 @@ def _device(ws: Workspace, rel: str) -> None:
     ws.symlink(rel, "/dev/null")  # a character device
 
 
-def _invalid_utf8(ws: Workspace, rel: str) -> None:
-    ws.write(rel, b"caf\xe9 latin-1\n")
-
-
-def _nul_byte(ws: Workspace, rel: str) -> None:
-    ws.write(rel, b"text\x00more\n")
-
-
 KINDS: dict[str, tuple[Callable[[Workspace, str], None], str]] = {
     "dangling-symlink": (_dangling, "dangling"),
     "symlink-loop": (_loop, "loop"),
@@ -61,9 +53,8 @@ KINDS: dict[str, tuple[Callable[[Workspace, str], None], str]] = {
     "directory": (_directory, "directory"),
     "fifo": (_fifo, "FIFO"),
     "device": (_device, "device"),
-    "invalid-utf8": (_invalid_utf8, "UTF-8"),
-    "nul-byte": (_nul_byte, "NUL"),
 }
+# Files with bad bytes (invalid UTF-8, NUL) are loaded as the agent loads them: tests/cli/test_encoding.py.
 
 
 def _build(ws: Workspace, kind: str) -> str:
@@ -84,9 +75,9 @@ def broken(request: pytest.FixtureRequest, ws: Workspace) -> tuple[Workspace, st
     return ws, _build(ws, request.param)
 
 
-@pytest.fixture(params=["fifo", "dangling-symlink", "invalid-utf8"])
+@pytest.fixture(params=["fifo", "dangling-symlink", "symlink-loop"])
 def broken_sample(request: pytest.FixtureRequest, ws: Workspace) -> tuple[Workspace, str]:
-    """One kind per way of failing (not opened, no target, bad content), for the other commands."""
+    """One kind per way of failing (not opened, no target, no end), for the other commands."""
     return ws, _build(ws, request.param)
 
 
@@ -147,7 +138,7 @@ def test_remove_skips_it(broken_sample: tuple[Workspace, str]) -> None:
     assert missing.rc == 1 and str(ws.path(MIDDLE)) in missing.stderr  # warned before the error
 
 
-@pytest.mark.parametrize("kind", ["fifo", "dangling-symlink", "directory", "invalid-utf8"])
+@pytest.mark.parametrize("kind", ["fifo", "dangling-symlink", "directory"])
 def test_add_refuses_an_unusable_memory_file(ws: Workspace, kind: str) -> None:
     """The unusable file is the one `add` would write (p/mid is the project root here)."""
     word = _build(ws, kind)
@@ -210,7 +201,7 @@ def test_permission_denied_is_skipped_with_a_warning(denied: tuple[Workspace, li
     shown = ws.run("show", "--format", "json", cwd=ws.path("p/mid/leaf"), prefix=prefix).json()
     middle = shown["sources"][2]
     assert middle == {"path": str(ws.path("p/mid/GEMINI.md")), "scope": "project", "readable": False,
-                      "bytes": len("- secret entry\n"), "tokens": 0}
+                      "bytes": len("- secret entry\n"), "tokens": 0, "imports": []}
 
 
 def test_permission_denied_in_check_and_add(denied: tuple[Workspace, list[str]]) -> None:

@@ -140,9 +140,10 @@ def test_check_paths_defaults_to_the_cwd_and_reports_each_finding_once(
 
 def test_check_paths_unreadable_and_missing(base: Path) -> None:
     _, project, settings = _tree(base)
-    (project / "sub" / "GEMINI.md").write_bytes(b"\xff")
+    (project / "sub" / "GEMINI.md").unlink()
+    (project / "sub" / "GEMINI.md").symlink_to("gone.md")
     (finding,) = [f for f in check_paths([project / "sub"], settings) if f.code == "unreadable"]
     assert (finding.line, finding.column, finding.severity) == (1, 1, Severity.ERROR)
-    assert "UTF-8" in finding.message
+    assert "dangling" in finding.message
     with pytest.raises(TargetError):
         check_paths([project / "nope.md"], settings)

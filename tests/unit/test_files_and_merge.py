@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memory_lens.core.discovery import Candidate, ChainPlan, Scope
-from memory_lens.core.files import FileRead, FileStatus, decode_memory_bytes, read_memory_file
+from memory_lens.core.files import FileRead, FileStatus, decode_as_agent, decode_memory_bytes, read_memory_file
 from memory_lens.core.merge import concatenate, estimate_tokens, load_memory, merge_plan
 from memory_lens.core.settings import Settings
 
@@ -76,15 +76,40 @@ def _utf16(p: Path) -> None:
 @pytest.mark.parametrize(
     "make, reason",
     [(_dangling, "dangling symbolic link"), (_loop, "symbolic link loop"), (_directory, "directory"),
-     (_fifo, "FIFO"), (_device, "device"), (_latin1, "not valid UTF-8"), (_nul, "NUL byte"),
-     (_utf16, "")],
+     (_fifo, "FIFO"), (_device, "device")],
 )
 def test_unusable_files(tmp_path: Path, make, reason: str) -> None:
     p = tmp_path / "GEMINI.md"
     make(p)
     got = read_memory_file(p)  # a FIFO must not block here
-    assert got.status is FileStatus.UNUSABLE and got.exists and not got.ok
-    assert reason in got.reason and got.text == ""
+    assert got.status is FileStatus.UNUSABLE and got.exists and not got.ok and not got.loadable
+    assert reason in got.reason and got.text == "" and got.encoding is None
+
+
+@pytest.mark.parametrize(
+    "make, reason, text, where",
+    [(_latin1, "not valid UTF-8 (bad byte at offset 3)", "caf\ufffd", (3, 1, 4)),
+     (_nul, "NUL byte at offset 1", "a\x00b", (1, 1, 2)),
+     (_utf16, "not valid UTF-8 (bad byte at offset 0)", "\ufffd\ufffdh\x00i\x00", (0, 1, 1))],
+)
+def test_files_with_bad_bytes_carry_the_agents_text(tmp_path: Path, make, reason, text, where) -> None:
+    """Not writable (status UNUSABLE), but loadable: the text the agent decodes, and where the
+    first bad byte is."""
+    p = tmp_path / "GEMINI.md"
+    make(p)
+    got = read_memory_file(p)
+    assert got.status is FileStatus.UNUSABLE and not got.ok and got.loadable
+    assert reason in got.reason and got.text == text
+    assert (got.encoding.offset, got.encoding.line, got.encoding.column) == where
+
+
+def test_decode_as_agent_points_at_the_first_bad_byte() -> None:
+    assert decode_as_agent(b"\xef\xbb\xbfab") == ("ab", True, None)
+    text, bom, issue = decode_as_agent(b"\xef\xbb\xbfone\ntw\xe2\x82o\x00")
+    assert (text, bom) == ("one\ntw\ufffdo\x00", True)
+    assert (issue.offset, issue.line, issue.column) == (9, 2, 3) and "offset 9" in issue.reason
+    text, bom, issue = decode_as_agent(b"\xef\xbb\xbfx\x00")
+    assert (text, bom, issue.line, issue.column) == ("x\x00", True, 1, 2) and "NUL" in issue.reason
 
 
 def test_decode_memory_bytes() -> None:
@@ -169,10 +194,10 @@ def test_memory_json_and_annotated(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         "text": "Global\n\nA",
         "project_root": str(project),
         "sources": [
-            {"path": str(base / "g" / "GEMINI.md"), "scope": "global", "readable": True, "bytes": 10, "tokens": 2},
-            {"path": str(project / "GEMINI.md"), "scope": "project", "readable": True, "bytes": 4, "tokens": 0},
+            {"path": str(base / "g" / "GEMINI.md"), "scope": "global", "readable": True, "bytes": 10, "tokens": 2, "imports": []},
+            {"path": str(project / "GEMINI.md"), "scope": "project", "readable": True, "bytes": 4, "tokens": 0, "imports": []},
             {"path": str(project / "a" / "GEMINI.md"), "scope": "project", "readable": True, "bytes": 2,
-             "tokens": 1},
+             "tokens": 1, "imports": []},
         ],
     }
     g, a = base / "g" / "GEMINI.md", project / "a" / "GEMINI.md"

@@ -118,6 +118,10 @@ def test_check_of_a_buffer_missing_and_unreadable_files(store: MemoryStore, tree
     bad = tree / "proj" / "bad" / "GEMINI.md"
     bad.parent.mkdir()
     bad.write_bytes(b"\x00binary")
+    (finding,) = store.check(bad)  # loaded as the agent loads it, with a warning at the NUL
+    assert (finding.code, finding.line, finding.column) == ("encoding", 1, 1)
+    bad.unlink()
+    bad.symlink_to("gone.md")
     (finding,) = store.check(bad)
     assert (finding.code, finding.line) == ("unreadable", 1)
 

@@ -1,4 +1,4 @@
-"""Checks over memory files: unreadable, duplicate, redundant and over-budget.
+"""Checks over memory files: unreadable, encoding, duplicate, redundant and over-budget.
 
 `check FILE` checks that file against the more general files of its directory's chain;
 checking a directory checks every file of that directory's chain the same way. The language
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from memory_lens.core.discovery import TargetError, resolve_target
-from memory_lens.core.files import FileStatus, read_memory_file
+from memory_lens.core.files import EncodingIssue, FileStatus, read_memory_file
 from memory_lens.core.markdown import Entry, entry_keys, parse
 from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens, load_memory, utf8_size
 from memory_lens.core.settings import Settings
@@ -31,11 +31,13 @@ class Severity(str, Enum):
 
 
 UNREADABLE = "unreadable"
+ENCODING = "encoding"
 DUPLICATE = "duplicate"
 REDUNDANT = "redundant"
 OVER_BUDGET = "over-budget"
 SEVERITY_OF = {
     UNREADABLE: Severity.ERROR,
+    ENCODING: Severity.WARNING,
     DUPLICATE: Severity.WARNING,
     REDUNDANT: Severity.INFORMATION,
     OVER_BUDGET: Severity.WARNING,
@@ -130,6 +132,14 @@ def unreadable_finding(path: Path, reason: str) -> Finding:
                    f"unreadable memory file: it {reason}; agents skip it. Fix it or remove it.", 1)
 
 
+def encoding_finding(path: Path, issue: EncodingIssue) -> Finding:
+    """A file the agent loads with bad bytes (read as U+FFFD, NUL kept): where the first one is."""
+    return Finding(path, issue.line, issue.column, ENCODING,
+                   f"bad bytes: the file {issue.reason}; the agent loads it with each bad byte read as "
+                   "U+FFFD. Save it as UTF-8 text: until then add and remove will not rewrite it.",
+                   issue.line)
+
+
 def check_entries(own: FileEntries, general: Sequence[FileEntries]) -> list[Finding]:
     """Duplicate entries within OWN, and entries of OWN already in a more general file, in line
     order (an entry is reported once: a duplicate is not also reported as redundant)."""
@@ -210,12 +220,13 @@ def check_file(path: Path, settings: Settings) -> list[Finding]:
     got = read_memory_file(path)
     if got.status is FileStatus.MISSING:
         raise TargetError(f"{path}: no such file or directory; give an existing memory file or directory")
-    if not got.ok:
+    if not got.loadable:
         return [unreadable_finding(path, got.reason)]
+    bad = [encoding_finding(path, got.encoding)] if got.encoding else []
     # Its own directory: where a link is, not where it points (as `memory-lens show FILE`).
     memory = load_memory(resolve_target(Path(os.path.abspath(path)).parent), settings)
     general = general_sources(memory, Path(os.path.realpath(path)))
-    return check_content(path, got.text, general, settings)
+    return bad + check_content(path, got.text, general, settings)
 
 
 def check_memory(memory: Memory, settings: Settings) -> list[Finding]:
@@ -225,6 +236,8 @@ def check_memory(memory: Memory, settings: Settings) -> list[Finding]:
         if not src.readable:
             findings.append(unreadable_finding(src.path, src.reason))
             continue
+        if src.encoding is not None:
+            findings.append(encoding_finding(src.path, src.encoding))
         findings.extend(check_content(src.path, src.text, memory.sources[:i], settings))
     return findings
 

@@ -3,6 +3,10 @@
 A file counts only if it is a regular file (after following symlinks) whose bytes decode as
 UTF-8 (a leading BOM is dropped) and contain no NUL byte. FIFOs and devices are detected with
 `stat` before anything is opened, so reading never blocks.
+
+A file with bad bytes (invalid UTF-8 or a NUL) stays unusable for writing, but it carries the
+text the agent loads from it (`decode_as_agent`: U+FFFD for bad bytes, NUL kept, as Node's
+`fs.readFile(path, 'utf-8')`) and where its first bad byte is (`FileRead.encoding`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,16 @@ from enum import Enum
 from pathlib import Path
 
 BOM = "\ufeff"
+
+
+@dataclass(frozen=True)
+class EncodingIssue:
+    """Where a file's first bad byte is: an invalid UTF-8 sequence or a NUL."""
+
+    offset: int  # in bytes, from the start of the file (a BOM included)
+    line: int  # 1-based
+    column: int  # 1-based, in characters of the decoded line
+    reason: str
 
 
 class FileStatus(str, Enum):
@@ -36,10 +50,22 @@ class FileRead:
     size: int = 0
     real_path: Path | None = None
     mtime_ns: int = 0
+    bom: bool = False  # the file starts with a UTF-8 byte order mark (not part of `text`)
+    encoding: EncodingIssue | None = None  # set for a file with bad bytes; `text` is then the agent's
 
     @property
     def ok(self) -> bool:
         return self.status is FileStatus.OK
+
+    @property
+    def loadable(self) -> bool:
+        """The agent loads this file: it is usable, or its only fault is bad bytes."""
+        return self.status is FileStatus.OK or self.encoding is not None
+
+    @property
+    def agent_text(self) -> str:
+        """The text exactly as the agent decodes it: a byte order mark kept as U+FEFF."""
+        return BOM + self.text if self.bom else self.text
 
     @property
     def exists(self) -> bool:
@@ -94,6 +120,31 @@ def decode_memory_bytes(data: bytes) -> tuple[str | None, str]:
     return text, ""
 
 
+def decode_as_agent(data: bytes) -> tuple[str, bool, EncodingIssue | None]:
+    """Decode DATA as the agent does: (text without its BOM, whether there was a BOM, the first
+    bad byte or None). Bad bytes become U+FFFD; NUL bytes are kept."""
+    strict, why = decode_memory_bytes(data)
+    if strict is not None:
+        return strict, data.startswith(b"\xef\xbb\xbf"), None
+    text = data.decode("utf-8", errors="replace")
+    bom = text.startswith(BOM)
+    nul = data.find(b"\0")
+    try:
+        data.decode("utf-8")
+        bad = len(data)
+    except UnicodeDecodeError as err:
+        bad = err.start
+    offset = min(bad, nul) if nul >= 0 else bad
+    why = (f"contains a NUL byte at offset {nul} (binary file?)" if offset == nul
+           else f"is not valid UTF-8 (bad byte at offset {bad})")
+    prefix = data[:offset].decode("utf-8")
+    line = prefix.count("\n") + 1
+    column = len(prefix) - (prefix.rfind("\n") + 1) + 1
+    if bom and line == 1:
+        column -= 1
+    return text[1:] if bom else text, bom, EncodingIssue(offset, line, column, why)
+
+
 def read_memory_file(path: str | os.PathLike[str]) -> FileRead:
     """Read one candidate memory file; the result says whether it is usable and why not."""
     p = Path(path)
@@ -130,13 +181,13 @@ def read_memory_file(path: str | os.PathLike[str]) -> FileRead:
     finally:
         os.close(fd)
     data = b"".join(chunks)
-    text, why = decode_memory_bytes(data)
+    text, bom, issue = decode_as_agent(data)
     real = Path(realpath(p))
-    if text is None:
-        return FileRead(p, FileStatus.UNUSABLE, reason=why, size=fst.st_size, real_path=real,
-                        mtime_ns=fst.st_mtime_ns)
+    if issue is not None:
+        return FileRead(p, FileStatus.UNUSABLE, text=text, reason=issue.reason, size=fst.st_size,
+                        real_path=real, mtime_ns=fst.st_mtime_ns, bom=bom, encoding=issue)
     return FileRead(p, FileStatus.OK, text=text, size=fst.st_size, real_path=real,
-                    mtime_ns=fst.st_mtime_ns)
+                    mtime_ns=fst.st_mtime_ns, bom=bom)
 
 
 def real_path_of(path: str | os.PathLike[str]) -> Path:

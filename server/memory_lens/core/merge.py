@@ -1,8 +1,10 @@
 """Loading and merging a memory chain exactly as the agent does.
 
-Each usable file's content is stripped of surrounding whitespace; empty ones are skipped; the
-rest are joined with a blank line ("\\n\\n"), general to specific. The same real file never loads
-twice. `trace` records every step for `--debug`; `warnings` lists unusable files.
+Each file is decoded as the agent decodes it (a file with bad bytes is loaded with U+FFFD, and
+warned about), its `@path` imports are expanded as Gemini CLI does (`core/imports.py`), and the
+result is trimmed with JavaScript's whitespace set; empty ones are skipped; the rest are joined
+with a blank line ("\\n\\n"), general to specific. The same real file never loads twice. `trace`
+records every step for `--debug`; `warnings` lists unusable files and files with bad bytes.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from memory_lens.core.discovery import ChainPlan, Scope, has_git_marker, plan_chain
-from memory_lens.core.files import FileRead, read_memory_file
+from memory_lens.core.files import EncodingIssue, FileRead, read_memory_file
+from memory_lens.core.imports import ImportNode, expand_imports, js_trim
 from memory_lens.core.settings import Settings
 
 Reader = Callable[[Path], FileRead]
@@ -31,8 +34,8 @@ def utf8_size(text: str) -> int:
 
 
 def concatenate(contents: Iterable[str | None]) -> str:
-    """Join non-empty stripped contents with a blank line, in the order given."""
-    return "\n\n".join(s for s in ((c or "").strip() for c in contents) if s)
+    """Join non-empty trimmed contents with a blank line, in the order given."""
+    return "\n\n".join(s for s in (js_trim(c or "") for c in contents) if s)
 
 
 @dataclass(frozen=True)
@@ -47,11 +50,14 @@ class Source:
     text: str = ""  # the file's full decoded text (BOM dropped); "" when unreadable
     reason: str = ""
     real_path: Path | None = None
+    expanded: str | None = None  # the text as the agent gets it, imports expanded (None: `text`)
+    imports: tuple[ImportNode, ...] = ()  # the file's `@path` mentions, as a tree
+    encoding: EncodingIssue | None = None  # the first bad byte of a file loaded with U+FFFD
 
     @cached_property
     def content(self) -> str:
-        """The text that goes into the merge: surrounding whitespace stripped."""
-        return self.text.strip()
+        """The text that goes into the merge: imports expanded, then trimmed as JavaScript does."""
+        return js_trim(self.text if self.expanded is None else self.expanded)
 
     def to_json(self) -> dict:
         return {
@@ -60,6 +66,7 @@ class Source:
             "readable": self.readable,
             "bytes": self.bytes,
             "tokens": self.tokens,
+            "imports": [node.to_json() for node in self.imports],
         }
 
 
@@ -75,7 +82,10 @@ class Memory:
 
     @property
     def warnings(self) -> list[str]:
-        return [f"{s.path}: skipped: {s.reason}" for s in self.sources if not s.readable]
+        return [f"{s.path}: skipped: {s.reason}" if not s.readable else
+                f"{s.path}:{s.encoding.line}: {s.encoding.reason}; loaded as the agent loads it, "
+                "each bad byte read as U+FFFD"
+                for s in self.sources if not s.readable or s.encoding is not None]
 
     @property
     def tokens(self) -> int:
@@ -116,17 +126,32 @@ def load_sources(plan: ChainPlan, reader: Reader = read_memory_file) -> tuple[li
                 trace.append(f"{cand.scope.value} {cand.path}: skipped, same file as {got.real_path} (already loaded)")
                 continue
             seen.add(got.real_path)
-        if not got.ok:
+        if not got.loadable:
             trace.append(f"{cand.scope.value} {cand.path}: unusable: {got.reason}")
             sources.append(Source(cand.path, cand.scope, False, got.size, 0, reason=got.reason,
                                   real_path=got.real_path))
             continue
-        content = got.text.strip()
+        expansion = expand_imports(got.agent_text, cand.path)
+        content = js_trim(expansion.text)
         trace.append(f"{cand.scope.value} {cand.path}: loaded ({got.size} bytes"
-                     + (", empty" if not content else "") + ")")
+                     + (", empty" if not content else "")
+                     + (f", {got.reason} (read as U+FFFD)" if got.encoding else "") + ")")
+        trace.extend(import_trace(expansion.imports, "  "))
         sources.append(Source(cand.path, cand.scope, True, got.size, estimate_tokens(content),
-                              text=got.text, real_path=got.real_path))
+                              text=got.text, real_path=got.real_path, expanded=expansion.text,
+                              imports=expansion.imports, encoding=got.encoding))
     return sources, trace
+
+
+def import_trace(nodes: Sequence[ImportNode], indent: str) -> list[str]:
+    """One line per import mention for `--debug`, nested imports indented."""
+    lines: list[str] = []
+    for node in nodes:
+        lines.append(f"{indent}import @{node.target} (line {node.line}): {node.status}"
+                     + (f": {node.path}" if node.path is not None and node.status == "imported" else "")
+                     + (f": {node.message}" if node.message else ""))
+        lines.extend(import_trace(node.children, indent + "  "))
+    return lines
 
 
 def merge_plan(plan: ChainPlan, reader: Reader = read_memory_file) -> Memory:

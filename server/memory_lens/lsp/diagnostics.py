@@ -80,7 +80,7 @@ def diagnostics_for(
         return []
     if text is None:
         got = store.read(path)
-        text = got.text if got.ok else ""
+        text = got.text if got.loadable else ""
     # Only the text of lines matters here; without `\r`, a plain split gives the same lines.
     lines = split_lines(text) if "\r" in text else text.split("\n") if text else []
     # The entry each duplicate or redundant finding is about (the store's index, from the check).

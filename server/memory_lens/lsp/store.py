@@ -19,6 +19,7 @@ from memory_lens.core.checks import (
     FileEntries,
     Finding,
     check_content,
+    encoding_finding,
     index_entries,
     sources_before,
     unreadable_finding,
@@ -189,12 +190,15 @@ class MemoryStore:
             got = self.read(path)
             if got.status is FileStatus.MISSING:
                 return []
-            if not got.ok:
+            if not got.loadable:
                 return [unreadable_finding(path, got.reason)]
             text = got.text
+            bad = [encoding_finding(path, got.encoding)] if got.encoding else []
+        else:
+            bad = []
         real = Path(realpath(path))
         general = sources_before(load_sources(self.chain(real.parent), self.read)[0], real)  # no merged text needed
-        return check_content(path, text, general, self.settings, indexer=self.entries)
+        return bad + check_content(path, text, general, self.settings, indexer=self.entries)
 
     # Known files -------------------------------------------------------------------------------
 

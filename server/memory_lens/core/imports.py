@@ -1,0 +1,350 @@
+"""`@path` imports expanded exactly as Gemini CLI's `processImports` does (tree format).
+
+The rules, read from `@google/gemini-cli-core` 0.61.0, are pinned in docs/agents.md. `expand_imports`
+returns the text the agent gets and the import tree (each mention with its line, target and
+status). Nothing here raises for bad input: a failed import becomes Gemini's comment.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_DEPTH = 5
+BOUNDARY_MARKERS = (".git",)
+
+# JavaScript's String.prototype.trim: WhiteSpace and LineTerminator (ECMA-262), which is not
+# Python's str.strip set (U+FEFF is stripped; U+001C-U+001F and U+0085 are not).
+JS_WHITESPACE = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+                 "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+
+_CODE_REGION = re.compile(r"(`+)([\s\S]*?)\1")
+_URL = re.compile(r"^(file|https?)://")
+_MENTION_END = " \t\n\r"
+
+
+def js_trim(text: str) -> str:
+    """`text.trim()` as JavaScript does it."""
+    return text.strip(JS_WHITESPACE)
+
+
+IMPORTED = "imported"
+NOT_FOUND = "not-found"
+OUTSIDE_ROOT = "outside-root"
+URL = "url"
+CYCLE = "cycle"
+DEPTH = "depth"
+UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True)
+class ImportNode:
+    """One `@path` mention: where it is, what it names and what became of it."""
+
+    file: Path  # the file the mention is in
+    line: int  # 1-based
+    target: str  # the path as written after '@'
+    status: str  # IMPORTED, NOT_FOUND, OUTSIDE_ROOT, URL, CYCLE, DEPTH or UNREADABLE
+    path: Path | None  # the file it names (resolved against FILE's directory); None for a URL
+    children: tuple["ImportNode", ...] = ()
+    message: str = ""  # why it failed, as the agent's comment says it
+
+    def to_json(self) -> dict:
+        return {
+            "file": str(self.file),
+            "line": self.line,
+            "target": self.target,
+            "status": self.status,
+            "path": None if self.path is None else str(self.path),
+            "message": self.message,
+            "children": [c.to_json() for c in self.children],
+        }
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """A file's text with its imports expanded, and its mentions."""
+
+    text: str
+    imports: tuple[ImportNode, ...]
+
+
+def find_mentions(content: str) -> list[tuple[int, int, str]]:
+    """Gemini's `findImports`: (start, end, path) of every `@path` that counts as an import."""
+    found = []
+    i, n = 0, len(content)
+    while i < n:
+        i = content.find("@", i)
+        if i < 0:
+            break
+        if i > 0 and content[i - 1] not in _MENTION_END:
+            i += 1
+            continue
+        j = i + 1
+        while j < n and content[j] not in _MENTION_END:
+            j += 1
+        target = content[i + 1:j]
+        if target and (target[0] in "./" or ("A" <= target[0] <= "Z") or ("a" <= target[0] <= "z")):
+            found.append((i, j, target))
+        i = j + 1
+    return found
+
+
+def code_regions(content: str) -> list[tuple[int, int]]:
+    """Gemini's `findCodeRegions`: backtick runs up to the next run of the same length."""
+    return [m.span() for m in _CODE_REGION.finditer(content)]
+
+
+def in_code(start: int, regions: list[tuple[int, int]]) -> bool:
+    return any(s <= start < e for s, e in regions)
+
+
+def js_resolve(base: str, target: str) -> str:
+    """Node's `path.resolve(base, target)` on POSIX (lexical: '.', '..', '//' and a trailing '/')."""
+    joined = target if target.startswith("/") else f"{base}/{target}"
+    parts: list[str] = []
+    for part in joined.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    return "/" + "/".join(parts)
+
+
+def decode_uri_component(text: str) -> str:
+    """JavaScript's `decodeURIComponent`; raises ValueError where it throws (a malformed escape)."""
+    if "%" not in text:
+        return text
+    out = bytearray()
+    result = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch != "%":
+            if out:
+                result.append(out.decode("utf-8"))  # strict: JavaScript throws on bad UTF-8
+                out.clear()
+            result.append(ch)
+            i += 1
+            continue
+        hexa = text[i + 1:i + 3]
+        if len(hexa) != 2 or any(c not in "0123456789abcdefABCDEF" for c in hexa):
+            raise ValueError("URI malformed")
+        out.append(int(hexa, 16))
+        i += 3
+    if out:
+        result.append(out.decode("utf-8"))
+    return "".join(result)
+
+
+_FOLLOWED = (errno.ENOENT, errno.EISDIR, errno.ENAMETOOLONG, errno.ENOTDIR)
+
+
+def _robust_realpath(p: str, visited: set[str]) -> str:
+    """Gemini's `robustRealpath`: the real path, following a missing tail and dangling links."""
+    if p in visited:
+        raise OSError(errno.ELOOP, "Infinite recursion detected in robustRealpath")
+    visited.add(p)
+    try:
+        return os.path.realpath(p, strict=True)
+    except OSError as err:
+        if err.errno not in _FOLLOWED:
+            raise
+    try:
+        if stat.S_ISLNK(os.lstat(p).st_mode):
+            return _robust_realpath(js_resolve(posixpath.dirname(p), os.readlink(p)), visited)
+    except OSError as err:
+        if err.errno not in _FOLLOWED:
+            raise
+    parent = posixpath.dirname(p)
+    if parent == p:
+        return p
+    return js_resolve(_robust_realpath(parent, visited), posixpath.basename(p))
+
+
+def resolve_to_real_path(path_str: str) -> str:
+    """Gemini's `resolveToRealPath` (raises OSError or ValueError where it throws)."""
+    if "\0" in path_str:
+        raise ValueError(f"Invalid path: {path_str}")
+    try:
+        path_str = decode_uri_component(path_str)
+    except (ValueError, UnicodeDecodeError):
+        pass
+    return _robust_realpath(js_resolve(os.getcwd(), path_str), set())
+
+
+def is_subpath(parent: str, child: str) -> bool:
+    """Gemini's `isSubpath` on POSIX."""
+    rel = posixpath.relpath(js_resolve(os.getcwd(), child), js_resolve(os.getcwd(), parent))
+    return not rel.startswith("../") and rel != ".." and not rel.startswith("/")
+
+
+def inside_root(target: str, base: str, root: str) -> bool:
+    """Gemini's `validateImportPath`: not a URL, and inside ROOT once symlinks are followed."""
+    if _URL.match(target):
+        return False
+    try:
+        resolved = resolve_to_real_path(js_resolve(base, target))
+        real_root = resolve_to_real_path(js_trim(root)) if js_trim(root) else None
+    except (OSError, ValueError):
+        return False
+    return real_root is not None and is_subpath(real_root, resolved)
+
+
+def project_root_for(directory: str, markers: tuple[str, ...] = BOUNDARY_MARKERS) -> str:
+    """The root imports must stay in: the nearest ancestor-or-self of DIRECTORY holding a
+    marker (Gemini's own `findProjectRoot` in the import processor), else DIRECTORY."""
+    current = js_resolve(os.getcwd(), directory)
+    while True:
+        for marker in markers:
+            if marker.startswith("/") or ".." in marker:
+                continue
+            if os.path.exists(posixpath.join(current, marker)):
+                return current
+        parent = posixpath.dirname(current)
+        if parent == current:
+            return js_resolve(os.getcwd(), directory)
+        current = parent
+
+
+_NODE_ERRORS = {
+    errno.ENOENT: ("ENOENT", "no such file or directory"),
+    errno.ENOTDIR: ("ENOTDIR", "not a directory"),
+    errno.EACCES: ("EACCES", "permission denied"),
+    errno.EPERM: ("EPERM", "operation not permitted"),
+    errno.ELOOP: ("ELOOP", "too many symbolic links encountered"),
+    errno.ENAMETOOLONG: ("ENAMETOOLONG", "name too long"),
+    errno.EISDIR: ("EISDIR", "illegal operation on a directory"),
+}
+
+
+def _node_message(err: OSError, syscall: str, path: str | None) -> str:
+    code, text = _NODE_ERRORS.get(err.errno or 0, (errno.errorcode.get(err.errno or 0, "EIO"),
+                                                     (err.strerror or "i/o error").lower()))
+    return f"{code}: {text}, {syscall}" + (f" '{path}'" if path is not None else "")
+
+
+def read_as_agent(path: str) -> str:
+    """The file's text as Node's `fs.readFile(path, 'utf-8')` gives it (U+FFFD for bad bytes, NUL
+    and BOM kept). Raises ImportFailure with Node's message; a FIFO or device is refused instead
+    of read, as reading it could block forever."""
+    try:
+        os.stat(path)  # fs.access(path)
+    except OSError as err:
+        raise ImportFailure(_node_message(err, "access", path), err.errno) from None
+    except ValueError:
+        raise ImportFailure(f"Invalid path: {path}", errno.EINVAL) from None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        raise ImportFailure(_node_message(err, "open", path), err.errno) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ImportFailure("EISDIR: illegal operation on a directory, read", errno.EISDIR)
+        if not stat.S_ISREG(mode):
+            raise ImportFailure(f"{path} is not a regular file (a FIFO, socket or device)", errno.EINVAL)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    except OSError as err:
+        raise ImportFailure(_node_message(err, "read", None), err.errno) from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+class ImportFailure(Exception):
+    """An import that could not be read; the message is what the agent's comment says."""
+
+    def __init__(self, message: str, code: int | None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _line_of(content: str, offset: int, lines: list[int]) -> int:
+    if not lines:
+        lines.extend(i for i, c in enumerate(content) if c == "\n")
+    lo, hi = 0, len(lines)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if lines[mid] < offset:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo + 1
+
+
+def expand_imports(content: str, file: str | os.PathLike[str], max_depth: int = MAX_DEPTH,
+                   markers: tuple[str, ...] = BOUNDARY_MARKERS) -> Expansion:
+    """Expand the imports of memory file FILE whose decoded text is CONTENT (a BOM kept)."""
+    if "@" not in content:
+        return Expansion(content, ())
+    path = js_resolve(os.getcwd(), os.fspath(file))
+    base = posixpath.dirname(path)
+    root = project_root_for(base, markers)
+    return _expand(content, path, base, root, frozenset(), 0, max_depth)
+
+
+def _expand(content: str, file: str, base: str, root: str, processed: frozenset[str], depth: int,
+            max_depth: int) -> Expansion:
+    mentions = find_mentions(content)
+    if not mentions:
+        return Expansion(content, ())
+    if depth >= max_depth:
+        regions = code_regions(content)
+        lines: list[int] = []
+        nodes = tuple(ImportNode(Path(file), _line_of(content, s, lines), t, DEPTH, _target_path(base, t),
+                                 message=f"not imported: deeper than {max_depth} imports")
+                      for s, _e, t in mentions if not in_code(s, regions))
+        return Expansion(content, nodes)
+    regions = code_regions(content)
+    lines = []
+    out: list[str] = []
+    nodes: list[ImportNode] = []
+    last = 0
+    for start, end, target in mentions:
+        out.append(content[last:start])
+        last = end
+        if in_code(start, regions):
+            out.append("@" + target)
+            continue
+        line = _line_of(content, start, lines)
+        if not inside_root(target, base, root):
+            out.append(f"<!-- Import failed: {target} - Path traversal attempt -->")
+            is_url = bool(_URL.match(target))
+            nodes.append(ImportNode(Path(file), line, target, URL if is_url else OUTSIDE_ROOT,
+                                    None if is_url else _target_path(base, target),
+                                    message="Path traversal attempt"))
+            continue
+        full = js_resolve(base, target)
+        if full in processed:
+            out.append(f"<!-- File already processed: {target} -->")
+            nodes.append(ImportNode(Path(file), line, target, CYCLE, Path(full),
+                                    message="already imported along this chain"))
+            continue
+        try:
+            text = read_as_agent(full)
+        except ImportFailure as err:
+            out.append(f"<!-- Import failed: {target} - {err} -->")
+            missing = err.code in (errno.ENOENT, errno.ENOTDIR)
+            nodes.append(ImportNode(Path(file), line, target, NOT_FOUND if missing else UNREADABLE,
+                                    Path(full), message=str(err)))
+            continue
+        inner = _expand(text, full, posixpath.dirname(full), root, processed | {full}, depth + 1, max_depth)
+        out.append(f"<!-- Imported from: {target} -->\n{inner.text}\n<!-- End of import from: {target} -->")
+        nodes.append(ImportNode(Path(file), line, target, IMPORTED, Path(full), inner.imports))
+    out.append(content[last:])
+    return Expansion("".join(out), tuple(nodes))
+
+
+def _target_path(base: str, target: str) -> Path:
+    return Path(js_resolve(base, target))
