@@ -24,6 +24,7 @@ from memory_lens.core.entries import (
     remove_entry,
     save_entry,
 )
+from memory_lens.core.large_files import has_too_large, show_warnings, write_effective
 from memory_lens.core.markdown import escape_controls
 from memory_lens.core.merge import load_memory
 from memory_lens.core.settings import Settings, SettingsError, resolve_settings
@@ -56,6 +57,10 @@ def _common() -> argparse.ArgumentParser:
                             "written to). Default: $MEMORY_LENS_FILENAMES (comma-separated), else GEMINI.md")
     group.add_argument("--global-dir", metavar="DIR", default=None,
                        help="the global memory directory. Default: $MEMORY_LENS_GLOBAL_DIR, else ~/.gemini")
+    group.add_argument("--max-file-size", type=_positive_int, default=None, metavar="BYTES",
+                       help="a memory file bigger than this is reported too-large and never read whole "
+                            "(not checked or edited; show streams it). Default: $MEMORY_LENS_MAX_FILE_SIZE, "
+                            "else 16777216 (16 MiB)")
     group.add_argument("--debug", action="store_true",
                        help="trace on stderr how memory is found and loaded")
     return common
@@ -131,6 +136,13 @@ def add_follow_outside_links(p: argparse.ArgumentParser) -> None:
                         "global memory directory); default: refuse, unless $MEMORY_LENS_FOLLOW_OUTSIDE_LINKS=1")
 
 
+def _positive_int(value: str) -> int:
+    n = _non_negative_int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not 1 or more")
+    return n
+
+
 def _non_negative_int(value: str) -> int:
     try:
         n = int(value)
@@ -149,7 +161,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         except argparse.ArgumentTypeError as err:
             raise UsageError(f"{PROG}: error: MEMORY_LENS_BUDGET: {err}") from None
     try:
-        return resolve_settings(args.filename, args.global_dir, budget, getattr(args, "token_budget", None))
+        return resolve_settings(args.filename, args.global_dir, budget, getattr(args, "token_budget", None),
+                                max_file_bytes=getattr(args, "max_file_size", None))
     except SettingsError as err:
         raise UsageError(f"{PROG}: error: {err}") from None
 
@@ -175,8 +188,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.debug:
         for line in memory.trace:
             print(f"{PROG}: debug: {line}", file=sys.stderr)
-    for warning in memory.warnings:
+    streamed = args.format != "json" and has_too_large(memory, settings)
+    for warning in show_warnings(memory, settings) if streamed else memory.warnings:
         _warn(warning)
+    if streamed:  # a file over the size limit: streamed, never held in memory
+        write_effective(memory, settings, sys.stdout, annotated=args.format == "annotated")
+        return EXIT_OK
     if args.format == "json":
         out = json.dumps(memory.to_json(), ensure_ascii=False, indent=2)
     elif args.format == "annotated":

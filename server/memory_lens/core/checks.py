@@ -1,4 +1,4 @@
-"""Checks over memory files: unreadable, encoding, duplicate, redundant and over-budget.
+"""Checks over memory files: unreadable, too-large, encoding, duplicate, redundant and over-budget.
 
 `check FILE` checks that file against the more general files of its directory's chain;
 checking a directory checks every file of that directory's chain the same way. The language
@@ -35,8 +35,10 @@ ENCODING = "encoding"
 DUPLICATE = "duplicate"
 REDUNDANT = "redundant"
 OVER_BUDGET = "over-budget"
+TOO_LARGE = "too-large"
 SEVERITY_OF = {
     UNREADABLE: Severity.ERROR,
+    TOO_LARGE: Severity.WARNING,
     ENCODING: Severity.WARNING,
     DUPLICATE: Severity.WARNING,
     REDUNDANT: Severity.INFORMATION,
@@ -132,6 +134,21 @@ def unreadable_finding(path: Path, reason: str) -> Finding:
                    f"unreadable memory file: it {reason}; agents skip it. Fix it or remove it.", 1)
 
 
+def too_large_finding(path: Path, size: int, limit: int) -> Finding:
+    """A memory file over the size limit: not read, so not checked (agents still load it)."""
+    return Finding(path, 1, 1, TOO_LARGE,
+                   f"memory file too large to check: {size} bytes, over the {limit}-byte limit; agents load "
+                   "all of it. Shorten it, or raise the limit (--max-file-size, MEMORY_LENS_MAX_FILE_SIZE, "
+                   "setting memoryLens.maxFileSize).", 1)
+
+
+def unusable_finding(path: Path, reason: str, size: int, settings: Settings) -> Finding:
+    """The finding for a memory file that could not be used: too large, or unreadable."""
+    if size > settings.max_file_bytes:
+        return too_large_finding(path, size, settings.max_file_bytes)
+    return unreadable_finding(path, reason)
+
+
 def encoding_finding(path: Path, issue: EncodingIssue) -> Finding:
     """A file the agent loads with bad bytes (read as U+FFFD, NUL kept): where the first one is."""
     return Finding(path, issue.line, issue.column, ENCODING,
@@ -189,8 +206,11 @@ def check_content(
 ) -> list[Finding]:
     """Findings for memory file PATH with TEXT, loaded after the GENERAL sources of its chain.
 
-    INDEXER parses a file's entries; the language server passes a cached one.
+    INDEXER parses a file's entries; the language server passes a cached one. TEXT over the
+    size limit (an open buffer) is not parsed: it gets a too-large finding alone.
     """
+    if len(text) > settings.max_file_bytes or utf8_size(text) > settings.max_file_bytes:
+        return [too_large_finding(path, utf8_size(text), settings.max_file_bytes)]
     usable = [s for s in general if s.readable]
     own = indexer(path, text)
     others = [indexer(s.path, s.text) for s in usable]
@@ -217,11 +237,11 @@ def sources_before(sources: Sequence[Source], real: Path) -> list[Source]:
 
 def check_file(path: Path, settings: Settings) -> list[Finding]:
     """Check memory file PATH against the more general files of its directory's chain."""
-    got = read_memory_file(path)
+    got = read_memory_file(path, settings.max_file_bytes)
     if got.status is FileStatus.MISSING:
         raise TargetError(f"{path}: no such file or directory; give an existing memory file or directory")
     if not got.loadable:
-        return [unreadable_finding(path, got.reason)]
+        return [unusable_finding(path, got.reason, got.size if got.too_large else 0, settings)]
     bad = [encoding_finding(path, got.encoding)] if got.encoding else []
     # Its own directory: where a link is, not where it points (as `memory-lens show FILE`).
     memory = load_memory(resolve_target(Path(os.path.abspath(path)).parent), settings)
@@ -234,7 +254,7 @@ def check_memory(memory: Memory, settings: Settings) -> list[Finding]:
     findings: list[Finding] = []
     for i, src in enumerate(memory.sources):
         if not src.readable:
-            findings.append(unreadable_finding(src.path, src.reason))
+            findings.append(unusable_finding(src.path, src.reason, src.bytes, settings))
             continue
         if src.encoding is not None:
             findings.append(encoding_finding(src.path, src.encoding))

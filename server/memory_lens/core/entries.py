@@ -8,12 +8,14 @@ chain: "project" means every file below the global ones.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import AddPlan, RemovePlan, UnsafeEntryError, find_entry, plan_add, plan_remove
+from memory_lens.core.files import too_large_reason
 from memory_lens.core.markdown import Entry, clean_entry_text, parse
 from memory_lens.core.merge import Memory, Source, load_memory
 from memory_lens.core.settings import Settings
@@ -102,6 +104,7 @@ def save_entry(text: str, target_dir: Path, settings: Settings, scope: Scope | s
     chosen, root = resolve_scope(scope, target_dir)
     path = memory_file_for(chosen, root, settings)
     plan_add("", text)  # bad text (empty, a NUL) fails here, before the file is touched
+    refuse_too_large(path, settings)
     existed = path.exists()
 
     def change(content: str) -> tuple[str | None, AddPlan]:
@@ -114,6 +117,16 @@ def save_entry(text: str, target_dir: Path, settings: Settings, scope: Scope | s
     plan = update_memory_file(path, change, area=write_area(chosen, root, settings, path, follow_outside_links, hint))
     return SaveResult(path, chosen, plan.text, plan.entry_line, not plan.already_present,
                       created=not existed and not plan.already_present)
+
+
+def refuse_too_large(path: Path, settings: Settings) -> None:
+    """Raise MemoryFileError when memory file PATH is over the size limit (it is never read)."""
+    try:
+        size = os.stat(path).st_size
+    except (OSError, ValueError):
+        return  # missing or unreadable: the writer says what is wrong
+    if size > settings.max_file_bytes:
+        raise MemoryFileError(f"{path}: {too_large_reason(size, settings.max_file_bytes)}; nothing written")
 
 
 def list_entries(memory: Memory, scopes: Iterable[Scope] = (Scope.GLOBAL, Scope.PROJECT)) -> list[ListedEntry]:
@@ -146,6 +159,11 @@ def remove_entry(
     for warning in memory.warnings if warn is not None else ():
         warn(warning)
     scopes = removal_scopes(scope)
+    for src in memory.sources:
+        if src.scope in scopes and not src.readable and src.bytes > settings.max_file_bytes:
+            # It may hold the entry, and it cannot be read: say so rather than "no entry matches".
+            raise MemoryFileError(f"{src.path}: {too_large_reason(src.bytes, settings.max_file_bytes)}; "
+                                  "nothing removed")
     for src in removal_sources(memory, scopes):
 
         def change(content: str) -> tuple[str | None, Entry | None]:

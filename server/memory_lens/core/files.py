@@ -17,8 +17,11 @@ import stat
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
+from typing import Mapping
 
 BOM = "\ufeff"
+DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024  # past this a memory file is reported, never read whole
+ENV_MAX_FILE_SIZE = "MEMORY_LENS_MAX_FILE_SIZE"
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class FileRead:
     mtime_ns: int = 0
     bom: bool = False  # the file starts with a UTF-8 byte order mark (not part of `text`)
     encoding: EncodingIssue | None = None  # set for a file with bad bytes; `text` is then the agent's
+    too_large: bool = False  # over the size limit: not read at all (`size` says how big it is)
 
     @property
     def ok(self) -> bool:
@@ -145,8 +149,30 @@ def decode_as_agent(data: bytes) -> tuple[str, bool, EncodingIssue | None]:
     return text[1:] if bom else text, bom, EncodingIssue(offset, line, column, why)
 
 
-def read_memory_file(path: str | os.PathLike[str]) -> FileRead:
-    """Read one candidate memory file; the result says whether it is usable and why not."""
+def max_file_bytes_from_env(environ: Mapping[str, str] | None = None) -> int:
+    """The size limit from `MEMORY_LENS_MAX_FILE_SIZE` (bytes), else 16 MiB. Raises ValueError
+    with a one-line message for a value that is not a whole number of bytes, 1 or more."""
+    raw = (os.environ if environ is None else environ).get(ENV_MAX_FILE_SIZE, "").strip()
+    if not raw:
+        return DEFAULT_MAX_FILE_BYTES
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{ENV_MAX_FILE_SIZE}={raw!r}: give a whole number of bytes, 1 or more")
+    return int(raw)
+
+
+def too_large_reason(size: int, limit: int) -> str:
+    return (f"is too large ({size} bytes, over the {limit}-byte limit): it is not checked or edited; "
+            f"raise the limit with --max-file-size or {ENV_MAX_FILE_SIZE}")
+
+
+def read_memory_file(path: str | os.PathLike[str], max_bytes: int | None = None) -> FileRead:
+    """Read one candidate memory file; the result says whether it is usable and why not. A file
+    over MAX_BYTES (None: `max_file_bytes_from_env`) is not read: it comes back `too_large`."""
+    if max_bytes is None:
+        try:
+            max_bytes = max_file_bytes_from_env()
+        except ValueError:
+            max_bytes = DEFAULT_MAX_FILE_BYTES  # the front ends report a bad value themselves
     p = Path(path)
     try:
         st = os.stat(p)
@@ -169,11 +195,21 @@ def read_memory_file(path: str | os.PathLike[str]) -> FileRead:
         reason = _kind_reason(fst.st_mode)
         if reason:
             return FileRead(p, FileStatus.UNUSABLE, reason=reason)
+        if fst.st_size > max_bytes:
+            return FileRead(p, FileStatus.UNUSABLE, reason=too_large_reason(fst.st_size, max_bytes),
+                            size=fst.st_size, real_path=Path(realpath(p)), mtime_ns=fst.st_mtime_ns,
+                            too_large=True)
         chunks = []
+        total = 0
         while True:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
+            total += len(chunk)
+            if total > max_bytes:  # it grew since fstat: still never more than the limit in memory
+                return FileRead(p, FileStatus.UNUSABLE, reason=too_large_reason(total, max_bytes),
+                                size=total, real_path=Path(realpath(p)), mtime_ns=fst.st_mtime_ns,
+                                too_large=True)
             chunks.append(chunk)
     except OSError as err:
         return FileRead(p, FileStatus.UNUSABLE, reason=f"cannot be read: {err.strerror or err}",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -172,7 +172,10 @@ def load_memory(
     reader: Reader = read_memory_file,
     is_root: Callable[[Path], bool] = has_git_marker,
 ) -> Memory:
-    """The effective memory for TARGET_DIR (an existing, resolved directory)."""
+    """The effective memory for TARGET_DIR (an existing, resolved directory). Files over
+    `settings.max_file_bytes` are not read (see `files.read_memory_file`)."""
+    if reader is read_memory_file:
+        reader = partial(read_memory_file, max_bytes=settings.max_file_bytes)
     return merge_plan(plan_chain(target_dir, settings, is_root), reader)
 
 

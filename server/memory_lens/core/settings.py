@@ -3,8 +3,12 @@
 The size budget is 32768 UTF-8 bytes of merged text unless a token budget is given alone, in
 which case that many estimated tokens is the budget instead (both apply when both are given).
 
+The size limit of one memory file is 16 MiB: a bigger file is reported `too-large` and never
+read whole (never parsed, checked or edited).
+
 Resolution order for each value: an explicit argument (CLI flag, LSP setting), then the
-environment (`MEMORY_LENS_FILENAMES`, `MEMORY_LENS_GLOBAL_DIR`), then the default.
+environment (`MEMORY_LENS_FILENAMES`, `MEMORY_LENS_GLOBAL_DIR`, `MEMORY_LENS_MAX_FILE_SIZE`), then
+the default.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
+
+from memory_lens.core.files import DEFAULT_MAX_FILE_BYTES, max_file_bytes_from_env
 
 DEFAULT_FILENAME = "GEMINI.md"
 DEFAULT_BUDGET_BYTES = 32 * 1024  # the limit Codex applies to its merged instructions
@@ -32,6 +38,7 @@ class Settings:
     global_dir: Path = field(default_factory=lambda: Path.home() / ".gemini")
     budget_bytes: int | None = DEFAULT_BUDGET_BYTES  # None: no byte limit (a token budget is set)
     budget_tokens: int | None = None
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES  # a bigger memory file is reported, not read
 
     @property
     def primary_filename(self) -> str:
@@ -69,6 +76,7 @@ def resolve_settings(
     budget_bytes: int | None = None,
     budget_tokens: int | None = None,
     environ: Mapping[str, str] | None = None,
+    max_file_bytes: int | None = None,
 ) -> Settings:
     """Build Settings from explicit values, falling back to the environment, then defaults."""
     env = os.environ if environ is None else environ
@@ -95,9 +103,17 @@ def resolve_settings(
         raise SettingsError(f"invalid budget {budget}: give a number of bytes, 0 or more")
     if budget_tokens is not None and budget_tokens < 0:
         raise SettingsError(f"invalid token budget {budget_tokens}: give a number of tokens, 0 or more")
+    if max_file_bytes is None:
+        try:
+            max_file_bytes = max_file_bytes_from_env(env)
+        except ValueError as err:
+            raise SettingsError(str(err)) from None
+    elif max_file_bytes < 1:
+        raise SettingsError(f"invalid file size limit {max_file_bytes}: give a number of bytes, 1 or more")
     return Settings(
         filenames=validate_filenames(names),
         global_dir=Path(os.path.abspath(gdir)),
         budget_bytes=budget,
         budget_tokens=budget_tokens,
+        max_file_bytes=max_file_bytes,
     )

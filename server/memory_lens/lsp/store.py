@@ -22,7 +22,7 @@ from memory_lens.core.checks import (
     encoding_finding,
     index_entries,
     sources_before,
-    unreadable_finding,
+    unusable_finding,
 )
 from memory_lens.core.discovery import ChainPlan, chain_for_root, find_project_root, has_git_marker
 from memory_lens.core.files import FileRead, FileStatus, read_memory_file, realpath
@@ -113,12 +113,12 @@ class MemoryStore:
             if ident is _NOTHING:  # not even a dangling link: what read_memory_file would say
                 return FileRead(path if isinstance(path, Path) else Path(path), FileStatus.MISSING,
                                 reason="does not exist")
-            return read_memory_file(path)  # dangling, loop, unreadable: cheap and exact
+            return read_memory_file(path, self.settings.max_file_bytes)  # dangling, loop, unreadable: cheap
         with self._lock:
             cached = self._reads.get(path)
         if cached is not None and cached[0] == ident:
             return cached[1]
-        got = read_memory_file(path)
+        got = read_memory_file(path, self.settings.max_file_bytes)  # a file over the limit is not read
         if got.status is not FileStatus.MISSING:
             with self._lock:
                 self._reads[path] = (ident, got)
@@ -191,7 +191,7 @@ class MemoryStore:
             if got.status is FileStatus.MISSING:
                 return []
             if not got.loadable:
-                return [unreadable_finding(path, got.reason)]
+                return [unusable_finding(path, got.reason, got.size if got.too_large else 0, self.settings)]
             text = got.text
             bad = [encoding_finding(path, got.encoding)] if got.encoding else []
         else:
