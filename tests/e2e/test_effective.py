@@ -15,7 +15,7 @@ from .conftest import Starter
 from .harness import EFFECTIVE, INVALID_PARAMS, FEATURE_CLIENTS, Session, Workspace, uri_of
 
 pytestmark = pytest.mark.clients(*FEATURE_CLIENTS)
-SOURCE_KEYS = ("path", "scope", "readable", "bytes", "tokens")
+SOURCE_KEYS = ("path", "scope", "readable", "bytes", "tokens", "imports")
 
 
 async def assert_matches_show(lsp: Session, result: dict, directory: Path) -> None:
@@ -158,7 +158,8 @@ async def test_annotated(lsp: Session) -> None:
 async def test_no_project_root_and_unreadable_files(ws: Workspace, start: Starter) -> None:
     loose = ws.root / "work" / "loose"
     ws.write("work/GEMINI.md", "- Above the folder\n")
-    ws.write("work/loose/GEMINI.md", b"- caf\xe9 is not UTF-8\n")
+    (loose / "GEMINI.md").parent.mkdir(parents=True)
+    (loose / "GEMINI.md").symlink_to("gone.md")  # cannot be read at all
     ws.write("work/loose/inner/GEMINI.md", "- Inner rule\n")
     ws.write("work/loose/inner/file.txt", "text\n")
     lsp = await start(folders=[loose])
@@ -168,4 +169,26 @@ async def test_no_project_root_and_unreadable_files(ws: Workspace, start: Starte
     assert [(s["path"], s["readable"]) for s in result["sources"]] == [
         (str(ws.global_file), True), (str(ws.root / "work" / "GEMINI.md"), True),
         (str(loose / "GEMINI.md"), False), (str(loose / "inner" / "GEMINI.md"), True)]
-    assert result["sources"][2]["bytes"] == (loose / "GEMINI.md").stat().st_size
+    assert result["sources"][2]["bytes"] == 0 and "dangling" in result["sources"][2]["reason"]
+
+
+async def test_imports_expanded_and_bad_bytes_loaded(ws: Workspace, start: Starter) -> None:
+    """The text has Gemini CLI's import markers; each source carries its import tree, as
+    `memory-lens show --format json` gives it; a file with bad bytes is loaded as the agent does."""
+    proj = ws.project("work/app")
+    ws.write("work/app/GEMINI.md", "# App\n@./docs/style.md\n`@./docs/style.md` @missing.md\n")
+    ws.write("work/app/docs/style.md", "Use tabs.\n")
+    ws.write("work/app/src/GEMINI.md", b"- caf\xe9\n")
+    lsp = await start(folders=[proj])
+    result = await lsp.effective(proj / "src" / "main.py")
+    await assert_matches_show(lsp, result, proj / "src")
+    missing = proj / "missing.md"
+    assert result["text"] == ws.global_file.read_text().strip() + "\n\n" + (
+        "# App\n<!-- Imported from: ./docs/style.md -->\nUse tabs.\n\n<!-- End of import from: ./docs/style.md -->\n"
+        f"`@./docs/style.md` <!-- Import failed: missing.md - ENOENT: no such file or directory, access '{missing}' -->"
+        "\n\n- caf\ufffd")
+    root, src = result["sources"][1:]
+    assert [(i["line"], i["target"], i["status"], i["path"]) for i in root["imports"]] == [
+        (2, "./docs/style.md", "imported", str(proj / "docs" / "style.md")),
+        (3, "missing.md", "not-found", str(missing))]
+    assert src["readable"] is True and src["imports"] == []

@@ -1,8 +1,8 @@
 """memory/effective: the merged memory an agent would load for a document.
 
 Params `{"textDocument": {"uri"}, "annotated"?: bool}`. The result mirrors
-`memory-lens show --format json` (camelCase), with file URIs, a token estimate, and a `dirty`
-flag on each source that is open with unsaved edits. Non-`file:` URIs (untitled buffers) get the
+`memory-lens show --format json` (camelCase), with file URIs, a token estimate, a `dirty`
+flag on each source that is open with unsaved edits, and each source's `imports` tree. Non-`file:` URIs (untitled buffers) get the
 global memory only, and so do file URIs the system cannot resolve (a `%00` in them, a name too
 long). Files need not be open, nor exist: the nearest existing directory is used.
 """
@@ -82,6 +82,7 @@ def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False) ->
             "tokens": s.tokens,
             "dirty": doc is not None and doc.text != s.text,
             "reason": s.reason,
+            "imports": [node.to_json() for node in s.imports],
         })
     result: dict[str, Any] = {
         "text": memory.text,
