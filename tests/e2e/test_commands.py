@@ -84,7 +84,7 @@ async def test_save_errors(lsp: Session) -> None:
     ws = lsp.ws
     outside = ws.write("work/loose/notes.txt", "x\n")
     message = await fails(lsp, CMD_SAVE, {"text": "x", "scope": "project", "uri": lsp.uri(outside)}, code=REQUEST_FAILED)
-    assert "project" in message
+    assert "is outside the workspace folders" in message  # outside the workspace: refused (docs/security.md)
     await fails(lsp, CMD_SAVE, {"text": "- ", "scope": "global"}, code=REQUEST_FAILED)
     for bad in ({"text": ""}, {"text": "   "}, {"text": 5}, {"scope": "global"}, {"text": "x", "scope": "team"},
                 {"text": "x", "uri": 7}):
@@ -212,9 +212,11 @@ async def test_move_a_global_entry_to_project_memory(lsp: Session) -> None:
     assert (result["path"], result["scope"], result["added"]) == (str(project_file), "project", True)
     assert project_file.read_bytes() == expected_project
     assert ws.global_file.read_text(encoding="utf-8") == "# Global\n- Use pnpm\n"
-    # With contextUri: the project of that document.
+    # With contextUri: the project of that document (a workspace folder: commands write nowhere else).
     other = ws.project("work/other")
     ws.write("work/other/main.py", "x = 1\n")
+    lsp.raw_notify("workspace/didChangeWorkspaceFolders", {"event": {
+        "added": [{"uri": lsp.uri(other), "name": "other"}], "removed": []}})
     result = await lsp.command(CMD_MOVE, {"uri": lsp.uri(ws.global_file), "line": 2, "scope": "project",
                                           "contextUri": lsp.uri(other / "main.py")})
     assert result["path"] == str(other / "GEMINI.md")

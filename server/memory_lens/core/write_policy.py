@@ -73,14 +73,17 @@ def _real(path: Path | str) -> str:
     return os.path.realpath(os.path.abspath(os.fspath(path)))
 
 
-def is_inside(path: Path | str, roots: Iterable[Path | str]) -> bool:
-    """True when PATH, all symbolic links resolved, is one of ROOTS (resolved too) or below one."""
-    real = _real(path)
+def _within(real: str, roots: Iterable[Path | str]) -> bool:
     for root in roots:
         base = _real(root)
         if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
             return True
     return False
+
+
+def is_inside(path: Path | str, roots: Iterable[Path | str]) -> bool:
+    """True when PATH, all symbolic links resolved, is one of ROOTS (resolved too) or below one."""
+    return _within(_real(path), roots)
 
 
 def check_target(path: Path, area: WriteArea | None) -> Path:
@@ -100,7 +103,24 @@ def check_target(path: Path, area: WriteArea | None) -> Path:
                             f"refusing to write through it ({area.hint})")
 
 
+def check_requested_path(path: Path | str, roots: Iterable[Path], what: str) -> Path:
+    """PATH, a file a client asked to change (the path of a `file:` URI), when it may be written:
+    an absolute path without `..` segments that is inside one of ROOTS (WHAT names them for the
+    message) once the links of its directories are resolved. PATH itself may still be a link: the
+    writer judges where it leads with `check_target`. Raises OutsideWriteError otherwise."""
+    raw = os.fspath(path)
+    if not os.path.isabs(raw):
+        raise OutsideWriteError(f"{raw} is not an absolute path on this system (a drive-letter path?); "
+                                "refusing to write there")
+    if ".." in Path(raw).parts:
+        raise OutsideWriteError(f"{raw} has '..' segments; refusing to write there")
+    if not _within(os.path.join(_real(Path(raw).parent), Path(raw).name), roots):
+        raise OutsideWriteError(f"{raw} is outside {what}; refusing to write there")
+    return Path(raw)
+
+
 __all__ = [
+    "check_requested_path",
     "DEFAULT_HINT",
     "ENV_FOLLOW_OUTSIDE_LINKS",
     "OutsideWriteError",

@@ -5,6 +5,12 @@ Each command takes one object argument. Lines in arguments and results are 1-bas
 as JSON-RPC errors whose message is one line a user can act on. `remove` and `move` edit memory
 files only. `save` and `remove` change the buffer instead of the disk when the memory file is
 open with unsaved edits (see `buffers`).
+
+Commands write only inside `write_roots` (the workspace folders, their projects and the global
+memory directory): a URI elsewhere (another repository, `..` segments, a drive-letter path on a
+system without drives) is refused before anything is read or created, and a memory file that
+links out of its project is written through only with `memoryLens.followOutsideLinks` (see
+`core.write_policy` and docs/security.md).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from memory_lens.core.discovery import Scope
+from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import EntryTextError
 from memory_lens.core.entries import (
     EntryNotFoundError,
@@ -27,13 +33,15 @@ from memory_lens.core.entries import (
     remove_entry_at,
     resolve_scope,
     save_entry,
+    write_area,
 )
 from memory_lens.core.markdown import Entry, parse, split_lines
-from memory_lens.core.writer import MemoryFileError
+from memory_lens.core.write_policy import OutsideWriteError, WriteArea, check_requested_path
+from memory_lens.core.writer import MemoryFileError, allowed_target
 from memory_lens.lsp import protocol
 from memory_lens.lsp.buffers import entry_in_buffer, remove_in_buffer, save_in_buffer, unsaved_buffer
 from memory_lens.lsp.convert import first_object, lines_range, path_to_uri, uri_to_path
-from memory_lens.lsp.effective import effective_result, memory_at, memory_for_uri, uri_target_dir
+from memory_lens.lsp.effective import effective_result, memory_at, memory_for_uri, target_dir_of, uri_target_dir
 from memory_lens.lsp.server import MemoryLensServer, OpenDoc
 
 
@@ -41,6 +49,52 @@ class RequestFailed(JsonRpcException):
     """LSP's RequestFailed: the request was valid but could not be carried out."""
 
     CODE = -32803
+
+
+FOLLOW_HINT = ("set memoryLens.followOutsideLinks to true in your user settings, or start the server with "
+               "MEMORY_LENS_FOLLOW_OUTSIDE_LINKS=1, to allow")
+
+
+def write_roots(ls: MemoryLensServer) -> list[Path]:
+    """Where commands may write: each workspace folder and the project it is in, and the global
+    memory directory. With no folder at all (a file opened alone), the projects of open documents."""
+    bases = ls.folders()
+    if not bases:
+        try:
+            uris = list(ls.workspace.text_documents.keys())
+        except RuntimeError:
+            uris = []
+        bases = [d for uri in uris if (d := uri_target_dir(uri)) is not None]
+    roots = [ls.settings.global_dir]
+    for base in bases:
+        roots.append(base)
+        if (root := find_project_root(base)) is not None:
+            roots.append(root)
+    return roots
+
+
+def allowed_path(ls: MemoryLensServer, path: Path) -> Path:
+    """PATH (from a request's URI) when commands may write there; RequestFailed otherwise."""
+    shown = ", ".join(str(f) for f in ls.folders()) or "none open"
+    what = f"the workspace folders ({shown}) and the global memory directory {ls.settings.global_dir}"
+    try:
+        return check_requested_path(path, write_roots(ls), what)
+    except OutsideWriteError as err:
+        raise RequestFailed(message=f"{err}; nothing changed") from None
+
+
+def _context_dir(ls: MemoryLensServer, uri: str | None) -> Path | None:
+    """`target_dir_for` URI, once URI (when it names a file path) is allowed."""
+    if uri is not None and (requested := uri_to_path(uri)) is not None:
+        allowed_path(ls, requested)
+    return target_dir_for(ls, uri)
+
+
+def area_of(ls: MemoryLensServer, path: Path) -> WriteArea:
+    """Where a write to memory file PATH may land (`entries.write_area`), with the user's opt-in."""
+    directory = target_dir_of(path)
+    root = find_project_root(directory) if directory is not None else None
+    return write_area(scope_of(ls, path), root, ls.settings, path, ls.config.follow_outside_links, FOLLOW_HINT)
 
 
 def _str_arg(args: dict, name: str, required: bool = True) -> str | None:
@@ -92,7 +146,7 @@ def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     text = _str_arg(args, "text")
     scope = _scope_arg(args)
     uri = _str_arg(args, "uri", required=False)
-    directory = target_dir_for(ls, uri)
+    directory = _context_dir(ls, uri)
     assert text is not None
     try:
         if directory is None:
@@ -101,13 +155,13 @@ def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
             chosen, root = Scope.GLOBAL, None
         else:
             chosen, root = resolve_scope(scope, directory)
-        path = memory_file_for(chosen, root, ls.settings)
+        path = allowed_path(ls, memory_file_for(chosen, root, ls.settings))
         doc = unsaved_buffer(ls, path)
         if doc is not None:
             return save_in_buffer(ls, doc, chosen, text)
         if directory is None:
             directory = ls.settings.global_dir if ls.settings.global_dir.is_dir() else Path.home()
-        result = save_entry(text, directory, ls.settings, chosen)
+        result = save_entry(text, directory, ls.settings, chosen, ls.config.follow_outside_links, FOLLOW_HINT)
     except (EntryTextError, NoProjectError, MemoryFileError) as err:
         raise _failed(err) from None
     ls.store.invalidate([result.path])
@@ -122,6 +176,7 @@ def _memory_file_arg(ls: MemoryLensServer, args: dict) -> Path:
     path = uri_to_path(_str_arg(args, "uri") or "")
     if path is None:
         raise JsonRpcInvalidParams(message="argument 'uri' must be a file: URI")
+    allowed_path(ls, path)
     if not ls.is_memory_path(path):
         names = ", ".join(ls.settings.filenames)
         raise RequestFailed(message=f"{path} is not a memory file (memory files are named {names}); nothing changed")
@@ -163,20 +218,21 @@ def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
             path = _memory_file_arg(ls, args)
             if (where := _in_buffer(ls, path, _entry_on_disk(ls, path, line))) is not None:
                 return remove_in_buffer(ls, *where, scope_of(ls, path))
-            entry = remove_entry_at(path, line - 1)
+            entry = remove_entry_at(path, line - 1, area_of(ls, path))
             result = {"path": str(path), "uri": path_to_uri(path), "scope": scope_of(ls, path).value,
                       "text": entry.text, "line": entry.line + 1}
         else:
             text = _str_arg(args, "text")
             scope = _scope_arg(args)
-            directory = target_dir_for(ls, _str_arg(args, "uri", required=False))
+            directory = _context_dir(ls, _str_arg(args, "uri", required=False))
             if directory is None:
                 directory, scope = Path.home(), "global"
             assert text is not None
             match = first_entry(memory_at(ls, directory), text, scope)
             if match is not None and (where := _in_buffer(ls, match[0].path, match[1])) is not None:
                 return remove_in_buffer(ls, *where, scope_of(ls, match[0].path))
-            removed = remove_entry(text, directory, ls.settings, scope)
+            removed = remove_entry(text, directory, ls.settings, scope,
+                                   follow_outside_links=ls.config.follow_outside_links, hint=FOLLOW_HINT)
             path = removed.path
             result = {"path": str(path), "uri": path_to_uri(path), "scope": removed.scope.value,
                       "text": removed.text, "line": removed.line}
@@ -201,10 +257,16 @@ def move(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     if scope is None:
         raise JsonRpcInvalidParams(message="argument 'scope' (the destination) is required")
     path = _memory_file_arg(ls, args)
+    _context_dir(ls, context)  # a destination outside the workspace: refused before anything is saved
     entry = _entry_on_disk(ls, path, line)
     if entry is None:
         raise RequestFailed(message=f"{path}:{line}: no memory entry on that line")
-    _in_buffer(ls, path, entry)  # refused here, before anything is saved, if it cannot be removed
+    # Refused here, before anything is saved, if it cannot be removed afterwards.
+    if _in_buffer(ls, path, entry) is None:
+        try:
+            allowed_target(path, area_of(ls, path))
+        except MemoryFileError as err:
+            raise _failed(err) from None
     if context is None and scope == Scope.PROJECT.value and scope_of(ls, path) is Scope.GLOBAL:
         context_args: dict[str, Any] = {}
     else:

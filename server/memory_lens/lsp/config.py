@@ -4,6 +4,14 @@ Order: the defaults from `memory-lens serve` (its flags and environment), then
 `initializationOptions`, then `workspace/configuration` (refreshed on
 `workspace/didChangeConfiguration`). A value that is missing or `null` keeps the earlier one; an
 invalid value is logged once and ignored.
+
+Workspace trust: `initializationOptions` may say `"trusted": false` (the VS Code client sends
+`vscode.workspace.isTrusted`). A client that says nothing is an ordinary editor whose user opened
+the folder: trusted. In an untrusted workspace the settings that choose which files are written
+(`RESTRICTED`: file names, the global directory, the notes directories, following links out of
+the project) keep their values from the serve command and `initializationOptions` (which the
+client builds from the user's own settings) and are ignored in `workspace/configuration`, which
+may carry the workspace's. See docs/security.md.
 """
 
 from __future__ import annotations
@@ -27,6 +35,14 @@ class ServerConfig:
     notes_layout: str | None = None  # `notes.layout`: "memory-lens" or "aicoder"
     notes_global_dir: str | None = None  # `notes.globalDir`
     note_documents: bool = False  # `noteDocuments`: the client opens memory-lens-note: URIs
+    follow_outside_links: bool = False  # `followOutsideLinks`: write through links out of the project
+    trusted: bool = True  # initializationOptions `trusted`: the workspace is trusted
+
+
+# The settings that choose where the server writes: honoured from `workspace/configuration` only
+# in a trusted workspace (setting name -> ServerConfig field).
+RESTRICTED = {"filenames": "filenames", "globalDir": "global_dir", "notes.layout": "notes_layout",
+              "notes.globalDir": "notes_global_dir", "followOutsideLinks": "follow_outside_links"}
 
 
 def section(raw: Any) -> dict:
@@ -37,9 +53,29 @@ def section(raw: Any) -> dict:
     return inner if isinstance(inner, dict) else raw
 
 
+def parse_trust(raw: Any, base: ServerConfig) -> ServerConfig:
+    """BASE with the workspace trust the client declares in RAW (`trusted`, beside or inside the
+    `memoryLens` section). Only `false` changes anything: no message raises trust."""
+    values = [raw.get("trusted")] if isinstance(raw, dict) else []
+    values.append(section(raw).get("trusted"))
+    return replace(base, trusted=False) if any(v is False for v in values) else base
+
+
 def parse_config(raw: Any, base: ServerConfig, warn: Callable[[str], None]) -> ServerConfig:
-    """BASE updated with the valid values of RAW; invalid ones are reported through WARN."""
-    data = section(raw)
+    """BASE updated with the valid values of RAW; invalid ones are reported through WARN. When
+    BASE is untrusted, the `RESTRICTED` settings of RAW are ignored (reported through WARN)."""
+    cfg = _parse_values(section(raw), parse_trust(raw, base), warn)
+    if base.trusted:
+        return cfg
+    for name, attr in RESTRICTED.items():
+        if getattr(cfg, attr) != getattr(base, attr):
+            warn(f"ignoring setting memoryLens.{name} from the workspace: the workspace is not trusted "
+                 "(set it in your user settings, or trust the workspace)")
+            cfg = replace(cfg, **{attr: getattr(base, attr)})
+    return cfg
+
+
+def _parse_values(data: dict, base: ServerConfig, warn: Callable[[str], None]) -> ServerConfig:
     cfg = base
     if "filenames" in data and data["filenames"] is not None:
         value = data["filenames"]
@@ -64,6 +100,12 @@ def parse_config(raw: Any, base: ServerConfig, warn: Callable[[str], None]) -> S
         else:
             warn(f"ignoring setting memoryLens.tokenBudget={value!r}: expected a whole number, 0 or more")
     cfg = _parse_notes(data, cfg, warn)
+    if "followOutsideLinks" in data and data["followOutsideLinks"] is not None:
+        value = data["followOutsideLinks"]
+        if isinstance(value, bool):
+            cfg = replace(cfg, follow_outside_links=value)
+        else:
+            warn(f"ignoring setting memoryLens.followOutsideLinks={value!r}: expected true or false")
     if "debug" in data and data["debug"] is not None:
         value = data["debug"]
         if isinstance(value, bool):
