@@ -5,6 +5,7 @@ reported, odd paths work, and the process keeps answering."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,9 +17,11 @@ from .harness import (
     CMD_EFFECTIVE,
     CMD_LIST,
     CMD_MOVE,
+    CMD_REFRESH,
     CMD_REMOVE,
     CMD_SAVE,
     EFFECTIVE,
+    FEATURE_CLIENTS,
     METHOD_NOT_FOUND,
     Session,
     Workspace,
@@ -211,3 +214,38 @@ async def test_uris_the_system_cannot_name(ws: Workspace, start: Starter) -> Non
     ws.global_file.write_text("- twice\n- twice\n", encoding="utf-8")
     await lsp.wait_diagnostics(ws.global_file, lambda d: [x.code for x in d] == ["duplicate"])
     assert lsp.server_alive()
+
+
+def make_too_deep(parent: Path) -> Path:
+    """Directories under PARENT deeper than PATH_MAX (made one level at a time through directory
+    descriptors), with a memory file at the bottom; that file's path."""
+    name, path = "d" * 200, parent
+    fd = os.open(parent, os.O_RDONLY)
+    try:
+        while len(str(path)) <= 4096 + 600:
+            os.mkdir(name, dir_fd=fd)
+            child = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd, path = child, path / name
+        memory = os.open("GEMINI.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(memory, b"- too deep to find\n")
+        os.close(memory)
+    finally:
+        os.close(fd)
+    return path / "GEMINI.md"
+
+
+@pytest.mark.clients(*FEATURE_CLIENTS)
+async def test_a_path_past_path_max_does_not_stop_the_scan(ws: Workspace, start: Starter) -> None:
+    """The subtree the system cannot open is skipped with one warning; every other memory file
+    is found (before, the scan failed as a whole and refresh said {"files": 0})."""
+    (ws.proj / "deep").mkdir()
+    make_too_deep(ws.proj / "deep")
+    later = ws.write("work/proj/zzz/GEMINI.md", "- twice\n- twice\n")  # walked after the deep subtree
+    lsp = await start()
+    assert await lsp.command(CMD_REFRESH) == {"files": 4}  # global, project, pkg, zzz
+    await lsp.wait_diagnostics(later, lambda d: [x.code for x in d] == ["duplicate"])
+    assert await lsp.command(CMD_REFRESH) == {"files": 4}
+    warnings = [line for line in lsp.stderr if "skipped part of the workspace" in line]
+    assert len(warnings) == 1, warnings
+    assert str(ws.proj / "deep" / "ddd") in warnings[0]
