@@ -34,6 +34,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     new MemoryStatusBar(model),
     ...commands.register(),
     ...new NotesCommands(server, model, notesView, noteDocuments).register(),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      log.info('The workspace is now trusted: restarting the language server with its settings');
+      void server?.restart();
+    }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(`${SETTINGS_SECTION}.server.command`)) {
         log.info('"memoryLens.server.command" changed: restarting the language server');

@@ -173,6 +173,8 @@ export interface ServerSettings {
   tokenBudget: number | null;
   debug: boolean;
   notes: { layout: 'memory-lens' | 'aicoder' | null; globalDir: string | null };
+  /** Write through links out of the project (a machine-scoped setting; docs/security.md). */
+  followOutsideLinks: boolean;
 }
 
 /* Notes (docs/lsp.md#notes) ----------------------------------------------------------------- */

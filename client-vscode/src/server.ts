@@ -44,6 +44,7 @@ export function serverSettings(resource?: vscode.Uri): ServerSettings {
       layout: cfg.get<'memory-lens' | 'aicoder' | null>('notes.layout', null) || null,
       globalDir: cfg.get<string | null>('notes.globalDir', null) || null,
     },
+    followOutsideLinks: cfg.get<boolean>('followOutsideLinks', false),
   };
 }
 
@@ -224,7 +225,12 @@ export class MemoryServer implements vscode.Disposable {
         }),
       },
       // noteDocuments: this client opens memory-lens-note: URIs (workspace symbols point at them).
-      initializationOptions: { [SETTINGS_SECTION]: { ...serverSettings(), noteDocuments: true } },
+      // trusted: in an untrusted workspace the server ignores the workspace's values of the settings
+      // that choose which files it writes (docs/security.md); granting trust restarts it.
+      initializationOptions: {
+        [SETTINGS_SECTION]: { ...serverSettings(), noteDocuments: true },
+        trusted: vscode.workspace.isTrusted,
+      },
       synchronize: { configurationSection: SETTINGS_SECTION },
       middleware: codeLensMiddleware,
     };

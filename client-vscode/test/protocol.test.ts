@@ -19,6 +19,20 @@ function pythonConstants(text: string): Map<string, string> {
   return out;
 }
 
+describe('workspace trust', () => {
+  it('restricts every setting that chooses which files the server writes, and keeps the opt-in machine-wide', () => {
+    const trust = (manifest as unknown as {
+      capabilities: { untrustedWorkspaces: { supported: string; restrictedConfigurations: string[] } };
+    }).capabilities.untrustedWorkspaces;
+    assert.equal(trust.supported, 'limited');
+    for (const key of ['server.command', 'filenames', 'globalDir', 'notes.layout', 'notes.globalDir', 'followOutsideLinks']) {
+      assert.ok(trust.restrictedConfigurations.includes(`${protocol.SETTINGS_SECTION}.${key}`), key);
+    }
+    const props = manifest.contributes.configuration.properties as Record<string, { scope?: string }>;
+    assert.equal(props[`${protocol.SETTINGS_SECTION}.followOutsideLinks`].scope, 'machine');
+  });
+});
+
 describe('protocol names', () => {
   it('match the server constants module, name for name', { skip: !fs.existsSync(serverProtocol) && 'no server checkout' }, () => {
     const server = pythonConstants(fs.readFileSync(serverProtocol, 'utf8'));
@@ -44,7 +58,7 @@ describe('protocol names', () => {
 
   it('contribute every setting the server reads, with a description', () => {
     const props = manifest.contributes.configuration.properties as Record<string, { markdownDescription?: string; description?: string }>;
-    for (const key of ['filenames', 'globalDir', 'tokenBudget', 'debug', 'notes.layout', 'notes.globalDir', 'server.command', 'trace.server']) {
+    for (const key of ['filenames', 'globalDir', 'tokenBudget', 'debug', 'notes.layout', 'notes.globalDir', 'followOutsideLinks', 'server.command', 'trace.server']) {
       const prop = props[`${protocol.SETTINGS_SECTION}.${key}`];
       assert.ok(prop, key);
       assert.ok((prop.markdownDescription ?? prop.description ?? '').length > 20, `${key} has no description`);

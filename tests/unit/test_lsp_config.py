@@ -108,3 +108,34 @@ def test_notes_settings_and_the_note_documents_flag() -> None:
     assert len(warnings) == 3 and all("ignoring setting memoryLens." in w for w in warnings)
     assert parse({"notes": "aicoder"})[1] == [
         "ignoring setting memoryLens.notes='aicoder': expected an object such as {\"layout\": \"aicoder\"}"]
+
+
+def test_follow_outside_links_is_a_boolean_setting() -> None:
+    cfg, warnings = parse({"memoryLens": {"followOutsideLinks": True}})
+    assert cfg.follow_outside_links is True and warnings == []
+    cfg, warnings = parse({"followOutsideLinks": "yes"})
+    assert cfg.follow_outside_links is False and "followOutsideLinks" in warnings[0]
+
+
+def test_an_untrusted_workspace_keeps_the_settings_that_choose_where_to_write() -> None:
+    """Trust comes from initializationOptions (`trusted: false`); later settings (the workspace's,
+    through workspace/configuration) cannot change file names, directories or the opt-in."""
+    init, warnings = parse({"memoryLens": {"globalDir": "/user/choice", "filenames": ["AGENTS.md"]}, "trusted": False})
+    assert warnings == [] and init.trusted is False and init.global_dir == "/user/choice"
+    later, warnings = parse({"memoryLens": {"globalDir": "/planted", "filenames": ["EVIL.md"], "followOutsideLinks": True,
+                                            "notes": {"layout": "aicoder", "globalDir": "/x"}, "tokenBudget": 5,
+                                            "trusted": True}}, init)
+    assert (later.global_dir, later.filenames, later.follow_outside_links) == ("/user/choice", ("AGENTS.md",), False)
+    assert (later.notes_layout, later.notes_global_dir, later.trusted) == (None, None, False)
+    assert later.token_budget == 5  # settings that choose no file still apply
+    assert len(warnings) == 5 and all("the workspace is not trusted" in w for w in warnings)
+
+
+def test_a_client_that_says_nothing_is_trusted_and_trust_is_never_raised() -> None:
+    cfg, _ = parse({"memoryLens": {"globalDir": "/g"}})
+    assert cfg.trusted is True
+    later, _ = parse({"memoryLens": {"globalDir": "/h"}}, cfg)
+    assert later.global_dir == "/h"
+    untrusted, _ = parse({"memoryLens": {"trusted": False}})
+    assert untrusted.trusted is False
+    assert parse({"trusted": True}, untrusted)[0].trusted is False
