@@ -116,12 +116,12 @@ def test_a_change_made_by_another_program_is_not_lost(base: Path) -> None:
     def change(text: str) -> tuple[str, None]:
         seen.append(text)
         if len(seen) == 1:
-            p.write_text("one\nsneaked in\n")  # another writer, ignoring the lock
+            p.write_text("sneaked in\none\n")  # another writer, ignoring the lock
         return text + "mine\n", None
 
     update_memory_file(p, change)
-    assert seen == ["one\n", "one\nsneaked in\n"]
-    assert p.read_text() == "one\nsneaked in\nmine\n"
+    assert seen == ["one\n", "sneaked in\none\n"]
+    assert p.read_text() == "sneaked in\none\nmine\n"
 
 
 def test_lock_dir_from_the_environment(base: Path) -> None:

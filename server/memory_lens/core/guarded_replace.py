@@ -29,6 +29,7 @@ import re
 import stat
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -40,6 +41,7 @@ SETTLE_SECONDS = 0.002  # a file must stay still this long to count as settled
 SETTLE_TRIES = 100  # reads before a file that never settles is given up on
 TRUNCATION_WAIT_SECONDS = 0.2  # how long a file that just lost its tail may take to get it back
 MAX_ROUNDS = 8  # replaces of one change before it is given up on
+LATE_WRITER_SECONDS = 0.01  # how long after the replace a write into the displaced file is awaited
 LEGACY_STALE_SECONDS = 3600.0  # temp files of older versions (no pid in the name) older than this
 
 AT_FDCWD = -100
@@ -64,7 +66,7 @@ def replace_keeping_others(target: Path, compute: Compute, before_publish: Calla
     newer content. BEFORE_PUBLISH runs right before each replace and may raise to stop it.
     """
     base = _read_path(target)
-    expect = base  # what the path holds now, as far as we know
+    expect = base
     for _ in range(MAX_ROUNDS):
         new = compute(base)
         if new is None:
@@ -72,45 +74,122 @@ def replace_keeping_others(target: Path, compute: Compute, before_publish: Calla
         if new == expect:
             return
         assert new is not None
-        tmp = write_temp(target, new)
-        fds: list[int] = []
-        try:
-            current, victim = _read_path_open(target, expect)
-            if victim is not None:
-                fds.append(victim)
-            if current != expect:
-                base, expect = carry_over(base, expect, current), current
-                continue
-            before_publish()
-            if expect is None:
-                if _create_exclusive(tmp, target):
-                    _fsync_dir(target.parent)
-                    return
-                base = expect = _read_path(target)  # created by someone else meanwhile
-                continue
-            displaced = _publish(tmp, target, victim)
-            fds.append(displaced)
-            _fsync_dir(target.parent)
-            seen = _read_after(displaced, expect)
-            if seen == expect:
-                return
-            base, expect = carry_over(base, expect, seen), new
-        finally:
-            for fd in fds:
-                os.close(fd)
-            try:
-                os.unlink(tmp)  # the temp file, or after an exchange the displaced file
-            except FileNotFoundError:
-                pass
+        attempt = Attempt(base, expect, new)
+        if _publish(target, attempt, before_publish):
+            return
+        base, expect = attempt.base, attempt.expect
     raise StillChangingError(errno.EAGAIN, "keeps changing while being written")
 
 
-def carry_over(base: bytes | None, expect: bytes | None, found: bytes | None) -> bytes | None:
-    """The new base when the file holds FOUND where EXPECT was: bytes appended to EXPECT are
-    appended to BASE (what the change was computed from); anything else replaces it."""
-    if found is not None and expect is not None and base is not None and found.startswith(expect):
-        return base + found[len(expect):]
-    return found
+@dataclass
+class Attempt:
+    """One replace: NEW, computed from BASE, is to take the place of the file holding EXPECT.
+    Bytes another program appends to that file meanwhile are appended to all three."""
+
+    base: bytes | None
+    expect: bytes | None
+    new: bytes
+
+    def appended(self, found: bytes | None) -> bytes | None:
+        """What FOUND adds to the end of EXPECT; None when FOUND is not such an extension (an
+        empty EXPECT has none: a file read while an editor had just truncated it)."""
+        if not found or not self.expect or self.base is None:
+            return None
+        if len(found) <= len(self.expect) or not found.startswith(self.expect):
+            return None
+        return found[len(self.expect):]
+
+    def carry(self, suffix: bytes) -> None:
+        assert self.base is not None and self.expect is not None
+        self.base, self.expect, self.new = self.base + suffix, self.expect + suffix, self.new + suffix
+
+
+def _publish(target: Path, attempt: Attempt, before_publish: Callable[[], None]) -> bool:
+    """Put ATTEMPT.new at TARGET. True when done; False when ATTEMPT now holds the base to compute
+    from again and what the path holds."""
+    tmp = write_temp(target, attempt.new)
+    fds: list[int] = []
+    try:
+        victim = _catch_up(target, tmp, attempt, fds)
+        if victim is False:
+            return False
+        before_publish()
+        if attempt.expect is None:
+            if _create_exclusive(tmp, target):
+                _fsync_dir(target.parent)
+                return True
+            attempt.base = attempt.expect = _read_path(target)  # created by someone else meanwhile
+            return False
+        published = os.stat(tmp)
+        displaced = _swap(tmp, target, victim)
+        fds.append(displaced)
+        _fsync_dir(target.parent)
+        return _check_displaced(target, displaced, (published.st_dev, published.st_ino), attempt)
+    finally:
+        for fd in fds:
+            os.close(fd)
+        try:
+            os.unlink(tmp)  # the temp file, or after an exchange the displaced file
+        except FileNotFoundError:
+            pass
+
+
+def _catch_up(target: Path, tmp: Path, attempt: Attempt, fds: list[int]) -> int | None | bool:
+    """Right before the replace: bytes appended to TARGET since it was read go into TMP too.
+    Returns a descriptor of the file about to be replaced (None when missing), or False when
+    TARGET changed otherwise (ATTEMPT then says what to compute from)."""
+    grown = False
+    for _ in range(SETTLE_TRIES):
+        current, victim = _read_path_open(target, attempt.expect)
+        if victim is not None:
+            fds.append(victim)
+        if current == attempt.expect:
+            if grown:
+                _append(tmp, b"", None, sync=True)  # flushed once; appends meanwhile are caught after
+            return victim
+        suffix = attempt.appended(current)
+        if suffix is None:
+            attempt.base = attempt.expect = current
+            return False
+        _append(tmp, suffix, None, sync=False)
+        attempt.carry(suffix)
+        grown = True
+    raise StillChangingError(errno.EAGAIN, "keeps growing while being written")
+
+
+def _check_displaced(target: Path, displaced: int, published: tuple[int, int], attempt: Attempt) -> bool:
+    """After the replace: whatever was written into the displaced file after our read must not
+    be lost. Appended bytes are appended to the new file; any other change makes the next round
+    compute from the displaced file's content."""
+    for _ in range(SETTLE_TRIES):
+        seen = _read_after(displaced, attempt.expect, LATE_WRITER_SECONDS)
+        if seen == attempt.expect:
+            return True
+        suffix = attempt.appended(seen)
+        if suffix is None or not _append(target, suffix, published):
+            attempt.base = seen if suffix is None else (attempt.base or b"") + suffix
+            attempt.expect = attempt.new
+            return False
+        attempt.carry(suffix)
+    raise StillChangingError(errno.EAGAIN, "keeps growing while being written")
+
+
+def _append(path: Path, data: bytes, only: tuple[int, int] | None, sync: bool = True) -> bool:
+    """Append DATA to PATH (and with SYNC flush it to disk); when ONLY is given, only if PATH is
+    still that (device, inode). False when it is not."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if only is not None and (st.st_dev, st.st_ino) != only:
+            return False
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if sync:
+            os.fsync(fd)
+        return True
+    finally:
+        os.close(fd)
 
 
 # Reading a file that may be being written ------------------------------------------------------
@@ -158,10 +237,16 @@ def read_settled(fd: int) -> bytes:
     raise StillChangingError(errno.EAGAIN, "keeps changing while being read")
 
 
-def _read_after(fd: int, expect: bytes | None) -> bytes:
+def _read_after(fd: int, expect: bytes | None, grace: float = 0.0) -> bytes:
     """FD's settled content; when it is a strict prefix of EXPECT (truncated, maybe about to be
-    written again by an editor that saves in place), wait a little for the rest."""
+    written again by an editor that saves in place), wait a little for the rest. With GRACE, a
+    content equal to EXPECT must also stay unchanged that long (a program that opened the file
+    just before it was replaced may still be about to write)."""
     data = read_settled(fd)
+    if grace and data == expect:
+        key = _key(os.fstat(fd))
+        time.sleep(grace)
+        return data if _key(os.fstat(fd)) == key else read_settled(fd)
     if expect is None or len(data) >= len(expect) or not expect.startswith(data):
         return data
     deadline = time.monotonic() + TRUNCATION_WAIT_SECONDS
@@ -234,7 +319,7 @@ def write_temp(target: Path, data: bytes) -> Path:
     return tmp
 
 
-def _publish(tmp: Path, target: Path, victim: int | None) -> int:
+def _swap(tmp: Path, target: Path, victim: int | None) -> int:
     """Put TMP at TARGET; return a descriptor of the file it displaced (after an exchange, the
     file now named TMP; after a plain rename, VICTIM, the file read just before)."""
     if _renameat2(tmp, target, RENAME_EXCHANGE):
@@ -343,14 +428,11 @@ def remove_stale_temp_files(target: Path) -> list[str]:
 
 
 def _process_exists(pid: int) -> bool:
-    if pid == os.getpid():
-        return True  # another thread of this process may be writing it
+    """Whether process PID exists (this process included: another thread may be writing)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except (PermissionError, OverflowError, ValueError):
-        return True
-    except OSError:
-        return True
+    except (OSError, OverflowError):
+        return True  # someone else's process, or a number no process can have: keep the file
     return True
