@@ -1,0 +1,118 @@
+"""core/imports.py: Gemini CLI's @path imports, unit by unit (the differential suite in
+tests/fidelity compares the whole against the agent itself)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memory_lens.core.imports import (
+    CYCLE, DEPTH, IMPORTED, NOT_FOUND, OUTSIDE_ROOT, UNREADABLE, URL, code_regions, decode_uri_component,
+    expand_imports, find_mentions, js_resolve, js_trim,
+)
+
+
+def test_js_trim_uses_javascripts_whitespace_not_pythons() -> None:
+    assert js_trim("\ufeff\u00a0 x \u3000\u2028\u2029\v\f") == "x"
+    assert js_trim("\x1c\x1d\x1e\x1f x \x85") == "\x1c\x1d\x1e\x1f x \x85"
+    assert "\ufeffx".strip() != "x"  # what Python would have kept
+
+
+def test_which_mentions_count() -> None:
+    text = "a@b.md @./x.md\t@y.md,\n@/abs @1.md @_u.md @~/h.md @ \u00a0@n.md @@z.md\r@Z"
+    assert [t for _s, _e, t in find_mentions(text)] == ["./x.md", "y.md,", "/abs", "Z"]
+    assert find_mentions("\ufeff@a.md") == []  # after a BOM, '@' is not at a word boundary
+
+
+def test_code_regions_are_backtick_runs_of_equal_length() -> None:
+    text = "a `x` b ``y ` z`` c ```\nfence\n``` d `open"
+    assert [text[s:e] for s, e in code_regions(text)] == ["`x`", "``y ` z``", "```\nfence\n```"]
+
+
+def test_js_resolve_and_decode_uri_component() -> None:
+    assert js_resolve("/a/b", "../c/./d/") == "/a/c/d"
+    assert js_resolve("/a", "//x//y") == "/x/y"
+    assert decode_uri_component("my%20notes%E2%82%AC.md") == "my notes\u20ac.md"
+    for bad in ("%ZZ", "%E2%82", "%"):
+        with pytest.raises(ValueError):
+            decode_uri_component(bad)
+
+
+def _tree(nodes) -> list:
+    return [(n.line, n.target, n.status, [_tree(n.children)] if n.children else []) for n in nodes]
+
+
+def test_expansion_markers_and_tree(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    (root / ".git").mkdir(parents=True)
+    (root / "a.md").write_text("A\n@./b.md\n")
+    (root / "b.md").write_text("B @./a.md")
+    (root / "dir").mkdir()
+    (tmp_path / "out.md").write_text("outside")
+    text = "top\n@./a.md `@./a.md`\n@missing.md\n@../out.md @https://x.org/a\n@./dir\n"
+    got = expand_imports(text, root / "GEMINI.md")
+    assert got.text == (
+        "top\n<!-- Imported from: ./a.md -->\nA\n<!-- Imported from: ./b.md -->\n"
+        "B <!-- File already processed: ./a.md -->\n<!-- End of import from: ./b.md -->\n"
+        "\n<!-- End of import from: ./a.md --> `@./a.md`\n"
+        f"<!-- Import failed: missing.md - ENOENT: no such file or directory, access '{root / 'missing.md'}' -->\n"
+        "<!-- Import failed: ../out.md - Path traversal attempt --> "
+        "<!-- Import failed: https://x.org/a - Path traversal attempt -->\n"
+        "<!-- Import failed: ./dir - EISDIR: illegal operation on a directory, read -->\n")
+    assert _tree(got.imports) == [
+        (2, "./a.md", IMPORTED, [[(2, "./b.md", IMPORTED, [[(1, "./a.md", CYCLE, [])]])]]),
+        (3, "missing.md", NOT_FOUND, []),
+        (4, "../out.md", OUTSIDE_ROOT, []),
+        (4, "https://x.org/a", URL, []),
+        (5, "./dir", UNREADABLE, []),
+    ]
+    a = got.imports[0]
+    assert (a.file, a.path, a.children[0].file) == (root / "GEMINI.md", root / "a.md", root / "a.md")
+    assert got.imports[2].path == tmp_path / "out.md" and got.imports[3].path is None
+
+
+def test_depth_five_is_inserted_raw_and_its_mentions_marked(tmp_path: Path) -> None:
+    for i in range(1, 7):
+        (tmp_path / f"l{i}.md").write_text(f"L{i} @./l{i + 1}.md")
+    got = expand_imports("L0 @./l1.md", tmp_path / "GEMINI.md")
+    assert got.text.count("<!-- Imported from:") == 5 and "L5 @./l6.md" in got.text
+    node = got.imports[0]
+    for _ in range(4):
+        (node,) = node.children
+    assert node.target == "./l5.md" and node.status == IMPORTED
+    assert [(c.target, c.status) for c in node.children] == [("./l6.md", DEPTH)]
+
+
+def test_an_import_of_a_fifo_is_refused_not_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.md")
+    got = expand_imports("@./pipe.md", tmp_path / "GEMINI.md")  # would block if it were opened for reading
+    assert got.imports[0].status == UNREADABLE
+    assert got.text == f"<!-- Import failed: ./pipe.md - {tmp_path / 'pipe.md'} is not a regular file (a FIFO, socket or device) -->"
+
+
+def test_symlinks_followed_for_containment(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    (root / ".git").mkdir(parents=True)
+    (tmp_path / "secret.md").write_text("secret")
+    (root / "real.md").write_text("real")
+    (root / "leak.md").symlink_to("../secret.md")
+    (root / "ok.md").symlink_to("real.md")
+    (root / "loop.md").symlink_to("loop.md")
+    got = expand_imports("@./leak.md @./ok.md @./loop.md", root / "GEMINI.md")
+    assert [(n.target, n.status) for n in got.imports] == [
+        ("./leak.md", OUTSIDE_ROOT), ("./ok.md", IMPORTED), ("./loop.md", OUTSIDE_ROOT)]
+    assert "secret" not in got.text and "real" in got.text
+
+
+def test_imported_files_are_decoded_like_the_agent(tmp_path: Path) -> None:
+    (tmp_path / "bad.md").write_bytes(b"\xef\xbb\xbfcaf\xe9\x00\n")
+    got = expand_imports("@bad.md", tmp_path / "GEMINI.md")
+    assert got.text == "<!-- Imported from: bad.md -->\n\ufeffcaf\ufffd\x00\n\n<!-- End of import from: bad.md -->"
+
+
+def test_text_without_mentions_is_returned_as_is(tmp_path: Path) -> None:
+    text = "no imports here, not even me@example.com"
+    got = expand_imports(text, tmp_path / "GEMINI.md")
+    assert got.text is text and got.imports == ()
