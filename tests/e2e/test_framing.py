@@ -129,8 +129,15 @@ async def test_a_header_line_over_1_mib_is_skipped(server: RawServer) -> None:
     await server.effective(1)
     await server.send(b"Content-Length: " + b"9" * (2 << 20) + b"\r\n\r\n")  # a header of digits
     await server.effective(2)
+    # In one write with the messages after it: only the long line is skipped.
+    effective = {"textDocument": {"uri": uri_of(server.ws.proj)}}
+    server.sent_ids += [3, 4]
+    await server.send(b"X-Junk: " + b"x" * (3 << 20) + b"\r\n" + frame(request(3, "memory/effective", effective))
+                      + b"y" * 100_000 + frame(request(4, "memory/effective", effective)))
+    for msg_id in (3, 4):
+        assert (await server.answer(msg_id))["result"]["projectRoot"] == str(server.ws.proj)
     lines = await server.finish()
-    assert len(lines) == 2, lines
+    assert len(lines) == 4, lines
     assert "skipped 1048588 bytes" in lines[0]
 
 

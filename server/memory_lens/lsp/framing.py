@@ -29,8 +29,7 @@ HEADER_LINE_LIMIT = 64 * 1024
 BODY_LIMIT = 256 * 1024 * 1024
 CHUNK = 1 << 16
 
-# Resynchronising looks for the header as every client spells it (a literal: a fast search).
-_CONTENT_LENGTH = re.compile(rb"Content-Length:")
+# Resynchronising looks for the header as every client spells it, `Content-Length:`.
 _HEADER = re.compile(rb"([A-Za-z0-9!#$%&'*+.^_`|~-]+):[ \t]*([^\r\n]*?)[ \t]*\r?\n")
 _HEADER_IN_BODY = re.compile(rb"Content-Length:[ \t]*[0-9]+[ \t]*\r?\n")
 _MARKER_TAIL = len(b"Content-Length:") + 24  # bytes kept when skipping: a header may start there
@@ -114,9 +113,9 @@ class FrameReader:
                     return None
                 continue
             line = bytes(self._buf[:end + 1])
-            marker = _CONTENT_LENGTH.search(line)
-            if marker is not None and marker.start() > 0:
-                self._skip(marker.start())  # junk before a header on the same line
+            marker = line.rfind(b"Content-Length:")
+            if marker > 0:
+                self._skip(marker)  # junk before a header on the same line
                 length, headers = None, 0
                 continue
             if line in (b"\r\n", b"\n"):
@@ -143,12 +142,15 @@ class FrameReader:
         return int(value)
 
     def _skip_long_line(self) -> None:
-        """Skip a line longer than HEADER_LINE_LIMIT, keeping what may start the next header."""
-        marker = None
-        for marker in _CONTENT_LENGTH.finditer(self._buf):
-            pass
-        if marker is not None and marker.start() > 0 and len(self._buf) - marker.start() < HEADER_LINE_LIMIT:
-            self._skip(marker.start())
+        """Skip (part of) a line longer than HEADER_LINE_LIMIT, up to where a header may start:
+        the last `Content-Length:` of the line, or the line's end."""
+        newline = self._buf.find(b"\n")
+        end = newline + 1 if newline >= 0 else len(self._buf)
+        marker = self._buf.rfind(b"Content-Length:", 0, end)
+        if marker > 0 and end - marker <= HEADER_LINE_LIMIT:
+            self._skip(marker)
+        elif newline >= 0:
+            self._skip(end)
         else:
             self._skip(max(1, len(self._buf) - _MARKER_TAIL))
 
