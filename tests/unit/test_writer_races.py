@@ -19,7 +19,8 @@ from typing import Callable
 
 import pytest
 
-from memory_lens.core.guarded_replace import remove_stale_temp_files, replace_keeping_others
+from memory_lens.core.guarded_replace import replace_keeping_others
+from memory_lens.core.temp_files import remove_stale_temp_files
 from memory_lens.core.writer import update_memory_file
 from sandbox import MEMORY_LENS, Workspace
 

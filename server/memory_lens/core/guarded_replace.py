@@ -16,17 +16,14 @@ do not. `replace_keeping_others` makes the atomic replace safe against them too:
   new file renamed into place) is taken as the new base: the change is applied again on top of
   it and the result replaces the file once more.
 
-Every loop is bounded; past the bound `StillChangingError` says so. Temporary files are named
-`.<name>.ml<pid>-<random>.tmp`; `remove_stale_temp_files` deletes those whose process is gone
-(left by a kill -9), never one a live writer may still be using.
+Every loop is bounded; past the bound `StillChangingError` says so. Temporary files come from
+`temp_files`, which also removes those a killed writer left.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import re
-import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -34,6 +31,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from memory_lens.core.files import _kind_reason
+from memory_lens.core.temp_files import write_temp
 
 Compute = Callable[[Optional[bytes]], Optional[bytes]]
 
@@ -42,7 +40,6 @@ SETTLE_TRIES = 100  # reads before a file that never settles is given up on
 TRUNCATION_WAIT_SECONDS = 0.2  # how long a file that just lost its tail may take to get it back
 MAX_ROUNDS = 8  # replaces of one change before it is given up on
 LATE_WRITER_SECONDS = 0.01  # how long after the replace a write into the displaced file is awaited
-LEGACY_STALE_SECONDS = 3600.0  # temp files of older versions (no pid in the name) older than this
 
 AT_FDCWD = -100
 RENAME_NOREPLACE = 1
@@ -213,13 +210,13 @@ def _open_regular(path: Path) -> int | None:
 
 
 def _read_all(fd: int) -> bytes:
-    chunks, offset = [], 0
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
     while True:
-        chunk = os.pread(fd, 1 << 20, offset)
+        chunk = os.read(fd, 1 << 20)
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
-        offset += len(chunk)
 
 
 def read_settled(fd: int) -> bytes:
@@ -278,45 +275,6 @@ def _read_path_open(path: Path, expect: bytes | None) -> tuple[bytes | None, int
 
 
 # Writing and replacing -------------------------------------------------------------------------
-
-
-def temp_prefix(target: Path) -> str:
-    """The start of this process's temporary file names next to TARGET."""
-    return f".{target.name}.ml{os.getpid()}-"
-
-
-def write_temp(target: Path, data: bytes) -> Path:
-    """DATA in a new temporary file next to TARGET, flushed to disk, with TARGET's mode and
-    owner (or the mode a new file gets); the caller renames or removes it."""
-    import tempfile
-
-    try:
-        like = os.stat(target)
-        mode, owner = stat.S_IMODE(like.st_mode), like
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode, owner = 0o666 & ~umask, None
-    fd, name = tempfile.mkstemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent)
-    tmp = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        if owner is not None and hasattr(os, "chown"):
-            try:
-                os.chown(tmp, owner.st_uid, owner.st_gid)
-            except OSError:
-                pass
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return tmp
 
 
 def _swap(tmp: Path, target: Path, victim: int | None) -> int:
@@ -389,50 +347,3 @@ def _fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-# Temporary files left by a killed writer -------------------------------------------------------
-
-_OURS = re.compile(r"\..+\.ml(\d+)-[a-z0-9_]{8}\.tmp")
-
-
-def remove_stale_temp_files(target: Path) -> list[str]:
-    """Delete the temporary files next to TARGET that a killed writer left: ours
-    (`.<name>.ml<pid>-<random>.tmp`) whose process no longer exists, and TARGET's own of older
-    versions (`.<target name>.<random>.tmp`) untouched for an hour. Returns their names."""
-    legacy = re.compile(re.escape(f".{target.name}.") + r"[a-z0-9_]{8}\.tmp")
-    removed = []
-    try:
-        entries = list(os.scandir(target.parent))
-    except OSError:
-        return removed
-    now = time.time()
-    for entry in entries:
-        name = entry.name
-        if not (name.startswith(".") and name.endswith(".tmp")):
-            continue
-        try:
-            if not entry.is_file(follow_symlinks=False):
-                continue
-            ours = _OURS.fullmatch(name)
-            if ours:
-                stale = not _process_exists(int(ours.group(1)))
-            else:
-                stale = bool(legacy.fullmatch(name)) and now - entry.stat(follow_symlinks=False).st_mtime > LEGACY_STALE_SECONDS
-            if stale:
-                os.unlink(entry.path)
-                removed.append(name)
-        except OSError:
-            continue
-    return removed
-
-
-def _process_exists(pid: int) -> bool:
-    """Whether process PID exists (this process included: another thread may be writing)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError):
-        return True  # someone else's process, or a number no process can have: keep the file
-    return True

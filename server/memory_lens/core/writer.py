@@ -16,13 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from memory_lens.core.files import BOM, FileStatus, decode_memory_bytes, read_memory_file
-from memory_lens.core.guarded_replace import (
-    StillChangingError,
-    UnusableFileError,
-    remove_stale_temp_files,
-    replace_keeping_others,
-    write_temp,
-)
+from memory_lens.core.guarded_replace import StillChangingError, UnusableFileError, replace_keeping_others
+from memory_lens.core.temp_files import remove_stale_temp_files, write_temp
 from memory_lens.core.write_policy import OutsideWriteError, WriteArea, check_target
 
 if TYPE_CHECKING:
@@ -91,7 +86,7 @@ def write_target(path: Path) -> Path:
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace PATH's content with DATA atomically (temp file + fsync + rename), keeping its mode.
 
-    Temporary files a killed writer left next to PATH are removed first (see `guarded_replace`)."""
+    Temporary files a killed writer left next to PATH are removed first (see `temp_files`)."""
     remove_stale_temp_files(path)
     tmp = write_temp(path, data)
     try:
@@ -194,18 +189,23 @@ def _require_writable(target: Path, shown: str) -> None:
                               "a memory file is replaced atomically, which needs write access to its directory")
 
 
-def delete_file(path: Path, check: Callable[[str], T]) -> T:
+def delete_file(path: Path, check: Callable[[str], T], area: WriteArea | None = None) -> T:
     """Delete file PATH under the same lock as writes to it, after CHECK approves its current text.
 
     CHECK gets the file's text, read again under the lock, and returns the result (or raises to
     keep the file). The link itself goes when PATH is a symlink; its target stays. Raises
-    MemoryFileError when the file is missing, unusable or cannot be deleted.
+    MemoryFileError when the file is missing, unusable or cannot be deleted; OutsideLinkError
+    when PATH's directory, links resolved, leaves AREA (given: `write_policy`).
     """
     from filelock import Timeout as LockTimeout
 
     shown = f"{path}"
+    if area is not None:
+        allowed_target(path.parent, area)
     try:
         with lock_for(write_target(path)):
+            if area is not None:
+                allowed_target(path.parent, area)
             got = read_memory_file(path)
             if got.status is FileStatus.MISSING:
                 raise MemoryFileError(f"{shown}: does not exist")
