@@ -122,7 +122,7 @@ class FrameReader:
                 del self._buf[:end + 1]
                 if length is not None:
                     return length
-                self._skipped += 1 + headers  # a header block without a Content-Length
+                self._skipped += len(line) + headers  # a header block without a Content-Length
                 headers = 0
                 continue
             header = _HEADER.fullmatch(line)
