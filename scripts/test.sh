@@ -8,6 +8,8 @@ scripts/setup.sh
 scripts/system-deps.sh
 echo "== Python suite" >&2
 .venv/bin/pytest "$@"
+echo "== Malformed LSP traffic (10,000 messages, fixed seed; ~15 s)" >&2
+.venv/bin/python tests/fuzz/lsp_traffic.py
 if [ -f client-vscode/scripts/test.sh ]; then
   echo "== VS Code client" >&2
   bash client-vscode/scripts/test.sh
