@@ -60,7 +60,8 @@ def replace_keeping_others(target: Path, compute: Compute, before_publish: Calla
     bytes another writer put into it before or during the replace.
 
     COMPUTE returns the new bytes, or None to keep what it was given; it may be called again on
-    newer content. BEFORE_PUBLISH runs right before each replace and may raise to stop it.
+    newer content. BEFORE_PUBLISH runs before each temporary file is written and again right
+before it replaces the file; it may raise to stop the write.
     """
     base = _read_path(target)
     expect = base
@@ -104,6 +105,7 @@ class Attempt:
 def _publish(target: Path, attempt: Attempt, before_publish: Callable[[], None]) -> bool:
     """Put ATTEMPT.new at TARGET. True when done; False when ATTEMPT now holds the base to compute
     from again and what the path holds."""
+    before_publish()  # refuse before a temp file exists (a read-only directory, a moved link)
     tmp = write_temp(target, attempt.new)
     fds: list[int] = []
     try:
