@@ -60,3 +60,39 @@ def test_a_file_without_imports_is_unchanged(ws: Workspace) -> None:
     shown = ws.json("show", cwd=ws.path("p"))
     assert shown["text"] == "- mail me@example.com\n- `@decorator` in code"
     assert shown["sources"][0]["imports"] == []
+
+
+def test_check_reports_imports_the_agent_cannot_follow(ws: Workspace) -> None:
+    ws.project("p")
+    ws.write("outside.md", "x")
+    ws.write("p/GEMINI.md", (
+        "# Rules\n@./missing.md\nsee @../outside.md\n@https://example.com/x.md\n"
+        "@./a.md\n@./l1.md\n`@./missing.md` in code, me@example.com\n@./ok.md\n"))
+    ws.write("p/a.md", "@./b.md")
+    ws.write("p/b.md", "@./a.md @./gone.md")
+    for i in range(1, 6):
+        ws.write(f"p/l{i}.md", f"@./l{i + 1}.md")
+    ws.write("p/ok.md", "fine")
+    result = ws.run("check", "--format", "json", str(ws.path("p/GEMINI.md")))
+    assert result.rc == 0, result  # warnings
+    got = [(f["line"], f["code"], f["severity"], f["message"]) for f in result.json()]
+    assert [f["column"] for f in result.json()] == [1, 5, 1, 1, 1, 1]
+    missing = ws.path("p/missing.md")
+    assert got == [
+        (2, "import-not-found", "warning",
+         f"@./missing.md cannot be imported: ENOENT: no such file or directory, access '{missing}'"),
+        (3, "import-outside-root", "warning",
+         "@../outside.md is outside the project root (Gemini CLI refuses it: Path traversal attempt)"),
+        (4, "import-outside-root", "warning",
+         "@https://example.com/x.md is a URL (Gemini CLI imports files only)"),
+        (5, "import-cycle", "warning",
+         f"@./a.md: {ws.path('p/b.md')}:1 imports @./a.md, which is already imported along this chain "
+         "(a cycle): Gemini CLI stops there"),
+        (5, "import-not-found", "warning",
+         f"@./a.md: {ws.path('p/b.md')}:1 imports @./gone.md, which cannot be imported: ENOENT: no such file "
+         f"or directory, access '{ws.path('p/gone.md')}'"),
+        (6, "import-depth", "warning",
+         f"@./l1.md: {ws.path('p/l5.md')}:1 imports @./l6.md, which is more than 5 imports deep: "
+         "Gemini CLI leaves it as text"),
+    ]
+    assert ws.run("check", "--strict", str(ws.path("p/GEMINI.md"))).rc == 1

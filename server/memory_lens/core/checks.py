@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from memory_lens.core.discovery import TargetError, resolve_target
 from memory_lens.core.files import EncodingIssue, FileStatus, read_memory_file
+from memory_lens.core.imports import IMPORT_CODES, expand_imports, import_problems
 from memory_lens.core.markdown import Entry, entry_keys, parse
 from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens, load_memory, utf8_size
 from memory_lens.core.settings import Settings
@@ -43,6 +44,7 @@ SEVERITY_OF = {
     DUPLICATE: Severity.WARNING,
     REDUNDANT: Severity.INFORMATION,
     OVER_BUDGET: Severity.WARNING,
+    **{code: Severity.WARNING for code in IMPORT_CODES},  # import-not-found, -outside-root, -cycle, -depth
 }
 
 
@@ -197,6 +199,16 @@ def budget_finding(path: Path, size: int, tokens: int, settings: Settings) -> Fi
 Indexer = Callable[[Path, str], FileEntries]
 
 
+def import_findings(path: Path, text: str) -> list[Finding]:
+    """The `@path` imports of memory file PATH (with TEXT) that Gemini CLI cannot follow, each on
+    the line of the file's own mention (a failure nested below an import is reported there)."""
+    if "@" not in text:
+        return []
+    return [Finding(path, p.node.line, p.node.start - text.rfind("\n", 0, p.node.start), p.code, p.message,
+                    p.node.line)
+            for p in import_problems(expand_imports(text, path).imports)]
+
+
 def check_content(
     path: Path,
     text: str,
@@ -214,7 +226,7 @@ def check_content(
     usable = [s for s in general if s.readable]
     own = indexer(path, text)
     others = [indexer(s.path, s.text) for s in usable]
-    findings = check_entries(own, others)
+    findings = import_findings(path, text) + check_entries(own, others)
     size, tokens = merged_size([*(s.content for s in usable), text])
     over = budget_finding(path, size, tokens, settings)
     return ([over] if over else []) + findings

@@ -12,7 +12,7 @@ import os
 import posixpath
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_DEPTH = 5
@@ -53,6 +53,9 @@ class ImportNode:
     path: Path | None  # the file it names (resolved against FILE's directory); None for a URL
     children: tuple["ImportNode", ...] = ()
     message: str = ""  # why it failed, as the agent's comment says it
+    start: int = field(default=0, compare=False)  # the mention's '@' in FILE's text (characters)
+    end: int = field(default=0, compare=False)  # just past the mention
+    inserted_bytes: int = field(default=0, compare=False)  # UTF-8 size of the text it pulls in
 
     def to_json(self) -> dict:
         return {
@@ -303,8 +306,8 @@ def _expand(content: str, file: str, base: str, root: str, processed: frozenset[
         regions = code_regions(content)
         lines: list[int] = []
         nodes = tuple(ImportNode(Path(file), _line_of(content, s, lines), t, DEPTH, _target_path(base, t),
-                                 message=f"not imported: deeper than {max_depth} imports")
-                      for s, _e, t in mentions if not in_code(s, regions))
+                                 message=f"not imported: deeper than {max_depth} imports", start=s, end=e)
+                      for s, e, t in mentions if not in_code(s, regions))
         return Expansion(content, nodes)
     regions = code_regions(content)
     lines = []
@@ -323,13 +326,13 @@ def _expand(content: str, file: str, base: str, root: str, processed: frozenset[
             is_url = bool(_URL.match(target))
             nodes.append(ImportNode(Path(file), line, target, URL if is_url else OUTSIDE_ROOT,
                                     None if is_url else _target_path(base, target),
-                                    message="Path traversal attempt"))
+                                    message="Path traversal attempt", start=start, end=end))
             continue
         full = js_resolve(base, target)
         if full in processed:
             out.append(f"<!-- File already processed: {target} -->")
             nodes.append(ImportNode(Path(file), line, target, CYCLE, Path(full),
-                                    message="already imported along this chain"))
+                                    message="already imported along this chain", start=start, end=end))
             continue
         try:
             text = read_as_agent(full)
@@ -337,14 +340,82 @@ def _expand(content: str, file: str, base: str, root: str, processed: frozenset[
             out.append(f"<!-- Import failed: {target} - {err} -->")
             missing = err.code in (errno.ENOENT, errno.ENOTDIR)
             nodes.append(ImportNode(Path(file), line, target, NOT_FOUND if missing else UNREADABLE,
-                                    Path(full), message=str(err)))
+                                    Path(full), message=str(err), start=start, end=end))
             continue
         inner = _expand(text, full, posixpath.dirname(full), root, processed | {full}, depth + 1, max_depth)
         out.append(f"<!-- Imported from: {target} -->\n{inner.text}\n<!-- End of import from: {target} -->")
-        nodes.append(ImportNode(Path(file), line, target, IMPORTED, Path(full), inner.imports))
+        nodes.append(ImportNode(Path(file), line, target, IMPORTED, Path(full), inner.imports,
+                                start=start, end=end, inserted_bytes=len(inner.text.encode("utf-8", "surrogatepass"))))
     out.append(content[last:])
     return Expansion("".join(out), tuple(nodes))
 
 
 def _target_path(base: str, target: str) -> Path:
     return Path(js_resolve(base, target))
+
+
+# Problems: what `check` and the language server report on a memory file's own mentions -------------
+
+IMPORT_NOT_FOUND = "import-not-found"
+IMPORT_OUTSIDE_ROOT = "import-outside-root"
+IMPORT_CYCLE = "import-cycle"
+IMPORT_DEPTH = "import-depth"
+IMPORT_CODES = (IMPORT_NOT_FOUND, IMPORT_OUTSIDE_ROOT, IMPORT_CYCLE, IMPORT_DEPTH)
+_CODE_OF = {NOT_FOUND: IMPORT_NOT_FOUND, UNREADABLE: IMPORT_NOT_FOUND, OUTSIDE_ROOT: IMPORT_OUTSIDE_ROOT,
+            URL: IMPORT_OUTSIDE_ROOT, CYCLE: IMPORT_CYCLE, DEPTH: IMPORT_DEPTH}
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """A mention of the file itself whose import, or an import nested below it, goes wrong."""
+
+    node: ImportNode  # the file's own mention (where the problem is reported)
+    culprit: ImportNode  # the mention that failed: NODE itself or one nested below it
+    code: str
+
+    @property
+    def message(self) -> str:
+        c = self.culprit
+        what = {
+            NOT_FOUND: f"cannot be imported: {c.message}",
+            UNREADABLE: f"cannot be imported: {c.message}",
+            OUTSIDE_ROOT: "is outside the project root (Gemini CLI refuses it: Path traversal attempt)",
+            URL: "is a URL (Gemini CLI imports files only)",
+            CYCLE: "is already imported along this chain (a cycle): Gemini CLI stops there",
+            DEPTH: "is more than 5 imports deep: Gemini CLI leaves it as text",
+        }[c.status]
+        if c is self.node:
+            return f"@{c.target} {what}"
+        return f"@{self.node.target}: {c.file}:{c.line} imports @{c.target}, which {what}"
+
+
+def import_problems(nodes: tuple[ImportNode, ...]) -> list[ImportProblem]:
+    """The problems of a file's own mentions NODES: each failed mention, and for a mention that
+    imports, each failure nested below it (once per code)."""
+    found: list[ImportProblem] = []
+    for node in nodes:
+        if node.status in _CODE_OF:
+            found.append(ImportProblem(node, node, _CODE_OF[node.status]))
+            continue
+        seen: set[str] = set()
+        for culprit in _failures(node.children):
+            code = _CODE_OF[culprit.status]
+            if code not in seen:
+                seen.add(code)
+                found.append(ImportProblem(node, culprit, code))
+    return found
+
+
+def _failures(nodes: tuple[ImportNode, ...]):
+    for node in nodes:
+        if node.status in _CODE_OF:
+            yield node
+        yield from _failures(node.children)
+
+
+def mention_at(nodes: tuple[ImportNode, ...], offset: int) -> ImportNode | None:
+    """The file's own mention whose span holds character OFFSET (its end included), if any."""
+    for node in nodes:
+        if node.start <= offset <= node.end:
+            return node
+    return None
