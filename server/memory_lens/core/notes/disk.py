@@ -27,7 +27,8 @@ from memory_lens.core.notes.model import (
     decode_note,
     revision_of,
 )
-from memory_lens.core.writer import MemoryFileError, delete_file, update_memory_file
+from memory_lens.core.write_policy import WriteArea
+from memory_lens.core.writer import MemoryFileError, OutsideLinkError, delete_file, update_memory_file
 
 
 def read_note_file(path: Path, scope: Scope) -> StoredNote:
@@ -55,8 +56,9 @@ def _file_error(err: MemoryFileError) -> NoteFileError:
     return NoteFileError(str(err))
 
 
-def create_note_file(path: Path, note: Note) -> StoredNote:
-    """Write NOTE to the new file PATH; NoteExistsError when PATH exists (whatever it holds)."""
+def create_note_file(path: Path, note: Note, area: WriteArea | None = None) -> StoredNote:
+    """Write NOTE to the new file PATH; NoteExistsError when PATH exists (whatever it holds).
+    AREA: where the write may land (`write_policy`; the store passes its location's)."""
     text = note.encode()
 
     def change(current: str) -> tuple[str, None]:
@@ -65,16 +67,16 @@ def create_note_file(path: Path, note: Note) -> StoredNote:
         return text, None
 
     try:
-        update_memory_file(path, change)
+        update_memory_file(path, change, area=area)
     except MemoryFileError as err:
-        if os.path.lexists(path):
+        if os.path.lexists(path) and not isinstance(err, OutsideLinkError):
             raise NoteExistsError(f"{err}") from None
         raise _file_error(err) from None
     return StoredNote(note, path, revision_of(text))
 
 
-def rewrite_note_file(path: Path, scope: Scope,
-                      transform: Callable[[StoredNote], Note | None]) -> tuple[StoredNote, bool]:
+def rewrite_note_file(path: Path, scope: Scope, transform: Callable[[StoredNote], Note | None],
+                      area: WriteArea | None = None) -> tuple[StoredNote, bool]:
     """Replace the note in PATH with TRANSFORM(current note), read under the lock; TRANSFORM
     returns None to leave it alone (or raises). Returns (the note now on disk, whether it was
     written). A malformed file is never overwritten: NoteFileError."""
@@ -97,7 +99,7 @@ def rewrite_note_file(path: Path, scope: Scope,
         return text, None
 
     try:
-        update_memory_file(path, change, create=False)
+        update_memory_file(path, change, create=False, area=area)
     except MemoryFileError as err:
         if not os.path.lexists(path):
             raise NoteNotFoundError(f"{path}: the note file was deleted") from None
@@ -105,7 +107,8 @@ def rewrite_note_file(path: Path, scope: Scope,
     return outcome[-1]
 
 
-def delete_note_file(path: Path, scope: Scope, check: Callable[[StoredNote], None]) -> StoredNote:
+def delete_note_file(path: Path, scope: Scope, check: Callable[[StoredNote], None],
+                     area: WriteArea | None = None) -> StoredNote:
     """Delete the note file PATH after CHECK (which may raise) approved the note in it, read
     under the lock. A malformed file is never deleted by name: NoteFileError."""
 
@@ -118,7 +121,7 @@ def delete_note_file(path: Path, scope: Scope, check: Callable[[StoredNote], Non
         return stored
 
     try:
-        return delete_file(path, approve)
+        return delete_file(path, approve, area)
     except MemoryFileError as err:
         if not os.path.lexists(path):
             raise NoteNotFoundError(f"{path}: the note file was deleted") from None

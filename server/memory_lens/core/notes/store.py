@@ -45,6 +45,7 @@ from memory_lens.core.notes.model import (
     validate_tags,
 )
 from memory_lens.core.notes.naming import candidate_filenames
+from memory_lens.core.write_policy import DEFAULT_HINT, WriteArea, project_area
 from memory_lens.core.writer import MemoryFileError, update_memory_file
 
 DEFAULT_LIMIT = 20
@@ -118,9 +119,12 @@ class NotesStore:
     """Notes of one project (or none) and the global notes."""
 
     def __init__(self, settings: NotesSettings, project_root: Path | None, *,
-                 index_dir: Path | None = None, fts: bool | None = None, freshness: float = 0.0) -> None:
+                 index_dir: Path | None = None, fts: bool | None = None, freshness: float = 0.0,
+                 follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> None:
         self.settings = settings
         self.project_root = project_root
+        self.follow_outside_links = follow_outside_links  # None: the environment decides
+        self.hint = hint
         self.locations = locations(settings, project_root)
         self.index = NotesIndex(self.locations, index_dir=index_dir, fts=fts, freshness=freshness)
 
@@ -133,6 +137,15 @@ class NotesStore:
         self.index.close()
 
     # Locations -------------------------------------------------------------------------------
+
+    def write_area(self, loc: Location) -> WriteArea:
+        """Where writes to LOC may land (`write_policy`): project notes inside the project (so a
+        `.memory-lens/notes` or `.aicoder/memory` that links out of it is refused), global notes
+        inside the global notes directory."""
+        if loc.scope is Scope.PROJECT and self.project_root is not None:
+            return project_area(self.project_root, self.follow_outside_links, self.hint)
+        return WriteArea((loc.directory,), f"the global notes directory {loc.directory}",
+                         self.follow_outside_links, self.hint)
 
     def location(self, scope: Scope) -> Location:
         for loc in self.locations:
@@ -206,7 +219,7 @@ class NotesStore:
             raise self._exists(name, chosen)
         path = self.free_path(loc, name)
         try:
-            stored = create_note_file(path, note)
+            stored = create_note_file(path, note, self.write_area(loc))
         except NoteExistsError:
             raise self._exists(name, chosen) from None
         return WriteResult(stored, True, self._after_write(loc, path.name))
@@ -244,7 +257,7 @@ class NotesStore:
             raise self._exists(note.name, note.scope)
         path = self.free_path(loc, note.name)
         try:
-            stored = create_note_file(path, note)
+            stored = create_note_file(path, note, self.write_area(loc))
         except NoteExistsError:
             raise self._exists(note.name, note.scope) from None
         return WriteResult(stored, True, self._after_write(loc, path.name))
@@ -257,7 +270,7 @@ class NotesStore:
             _check_same(current, existing.name, None)
             return None if current.note == note else note.with_changes(scope=loc.scope)
 
-        result, changed = rewrite_note_file(existing.path, loc.scope, transform)
+        result, changed = rewrite_note_file(existing.path, loc.scope, transform, self.write_area(loc))
         return WriteResult(result, changed, self._after_write(loc, existing.path.name) if changed else [])
 
     def edit(self, name: str, content: str | None = None, scope: Any = None, tags: Iterable[str] | None = None,
@@ -279,7 +292,7 @@ class NotesStore:
                 return None
             return note.with_changes(content=body, tags=labels, updated_at=now_timestamp(), scope=loc.scope)
 
-        result, changed = rewrite_note_file(stored.path, loc.scope, transform)
+        result, changed = rewrite_note_file(stored.path, loc.scope, transform, self.write_area(loc))
         warnings = self._after_write(loc, stored.path.name) if changed else []
         return WriteResult(result, changed, warnings)
 
@@ -287,7 +300,8 @@ class NotesStore:
         """Delete the note NAME (found as `read` finds it)."""
         stored = self._resolve(name, scope)
         loc = self.location(stored.scope)
-        deleted = delete_note_file(stored.path, loc.scope, lambda current: _check_same(current, name, expected_revision))
+        deleted = delete_note_file(stored.path, loc.scope, lambda current: _check_same(current, name, expected_revision),
+                                   self.write_area(loc))
         return WriteResult(deleted, True, self._after_write(loc, stored.path.name))
 
     def write_raw(self, loc: Location, fname: str, text: str, replace: bool) -> bool:
@@ -303,7 +317,7 @@ class NotesStore:
             return text, True
 
         try:
-            written = update_memory_file(path, change)
+            written = update_memory_file(path, change, area=self.write_area(loc))
         except MemoryFileError as err:
             raise NoteFileError(str(err)) from None
         if written:
@@ -327,7 +341,8 @@ class NotesStore:
                                  "created_at": row.created_at, "updated_at": row.updated_at}
         text = json.dumps({"version": INDEX_VERSION, "notes": entries}, ensure_ascii=False, indent=2) + "\n"
         try:
-            update_memory_file(index_file, lambda current: (None if current == text else text, None))
+            update_memory_file(index_file, lambda current: (None if current == text else text, None),
+                               area=self.write_area(loc))
         except MemoryFileError as err:
             return [f"{err}; the notes are saved, but the index was not updated"]
         return []
