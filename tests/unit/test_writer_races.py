@@ -19,9 +19,10 @@ from typing import Callable
 
 import pytest
 
+from memory_lens.core import guarded_replace
 from memory_lens.core.guarded_replace import replace_keeping_others
 from memory_lens.core.temp_files import remove_stale_temp_files
-from memory_lens.core.writer import update_memory_file
+from memory_lens.core.writer import MemoryFileError, update_memory_file
 from sandbox import MEMORY_LENS, Workspace
 
 ORIGINAL = "# Project notes\n\nHand-written introduction.\n"
@@ -133,6 +134,30 @@ def test_lines_appended_to_the_replaced_file_after_the_replace_are_kept(
         update_memory_file(p, add_mine)
     assert fired
     assert p.read_text() == ORIGINAL + "- mine\n- editor line\n"
+    assert temp_files(base) == []
+
+
+def test_a_file_that_never_stops_changing_is_refused_in_one_line(
+        base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bounded: an editor appends during every pause the writer makes to let the file settle."""
+    p = base / "GEMINI.md"
+    p.write_text(ORIGINAL)
+
+    class BusyEditorClock:
+        monotonic = staticmethod(time.monotonic)
+
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            with open(p, "a") as editor:
+                editor.write("- editor line\n")
+
+    monkeypatch.setattr(guarded_replace, "time", BusyEditorClock)
+    monkeypatch.setattr(guarded_replace, "SETTLE_TRIES", 5)
+    with pytest.raises(MemoryFileError) as caught:
+        update_memory_file(p, add_mine)
+    assert str(caught.value) == (f"{p}: another program keeps changing it while it is being written; "
+                                 "try again when it stops")
+    assert p.read_text() == ORIGINAL + "- editor line\n" * 5
     assert temp_files(base) == []
 
 
