@@ -61,7 +61,7 @@ def replace_keeping_others(target: Path, compute: Compute, before_publish: Calla
 
     COMPUTE returns the new bytes, or None to keep what it was given; it may be called again on
     newer content. BEFORE_PUBLISH runs before each temporary file is written and again right
-before it replaces the file; it may raise to stop the write.
+    before it replaces the file; it may raise to stop the write.
     """
     base = _read_path(target)
     expect = base
