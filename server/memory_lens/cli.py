@@ -121,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", parents=[common], help="run the language server on stdio",
                        description="Run the Memory Lens language server (LSP) on stdin/stdout.")
     p.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
+    add_follow_outside_links(p)
 
     from memory_lens.cli_notes import add_mcp_parser, add_notes_parser
 
@@ -277,6 +278,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from memory_lens.lsp.server import run_stdio
 
     settings = _settings(args)
+    if args.follow_outside_links:  # the opt-in for every write of this server (docs/security.md)
+        from memory_lens.core.write_policy import ENV_FOLLOW_OUTSIDE_LINKS
+
+        os.environ[ENV_FOLLOW_OUTSIDE_LINKS] = "1"
     run_stdio(settings, debug=args.debug)
     return EXIT_OK
 

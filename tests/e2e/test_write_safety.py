@@ -118,11 +118,15 @@ async def test_save_through_a_link_out_of_the_project_is_refused(ws: Workspace, 
 
 
 @pytest.mark.clients("visual-studio-code")  # the opt-in does not depend on the client's capabilities
-async def test_the_users_setting_allows_writing_through_the_link(ws: Workspace, start: Starter) -> None:
+@pytest.mark.parametrize("opt_in", ["setting", "environment"])
+async def test_the_users_setting_allows_writing_through_the_link(ws: Workspace, start: Starter, opt_in: str) -> None:
     bashrc = ws.write("home/.bashrc", BASHRC)
     os.unlink(ws.proj / "GEMINI.md")
     os.symlink(bashrc, ws.proj / "GEMINI.md")
-    lsp = await start(init_options={"memoryLens": {"followOutsideLinks": True}})
+    if opt_in == "setting":
+        lsp = await start(init_options={"memoryLens": {"followOutsideLinks": True}})
+    else:
+        lsp = await start(env={"MEMORY_LENS_FOLLOW_OUTSIDE_LINKS": "1"})
     saved = await lsp.command(CMD_SAVE, {"text": "opted in", "scope": "project", "uri": lsp.uri(ws.proj)})
     assert saved["path"] == str(ws.proj / "GEMINI.md")
     assert bashrc.read_bytes() == BASHRC + b"\n## Gemini Added Memories\n- opted in\n"

@@ -42,7 +42,14 @@ from memory_lens.core.notes import (
 )
 from memory_lens.core.notes import document as note_document
 from memory_lens.lsp import protocol
-from memory_lens.lsp.commands import FOLLOW_HINT, RequestFailed, allowed_path, context_dir, target_dir_for
+from memory_lens.lsp.commands import (
+    FOLLOW_HINT,
+    RequestFailed,
+    allowed_path,
+    context_dir,
+    follow_outside_links,
+    target_dir_for,
+)
 from memory_lens.lsp.convert import first_object, path_to_uri
 from memory_lens.lsp.server import MemoryLensServer
 
@@ -106,7 +113,7 @@ class NotesHub:
         if store is None:
             store = self.stores[root] = NotesStore(settings, root, freshness=1.0, hint=FOLLOW_HINT)
             store.index.take_changes()  # the baseline later changes are reported against
-        store.follow_outside_links = self.ls.config.follow_outside_links
+        store.follow_outside_links = follow_outside_links(self.ls)
         self.start_polling()
         return store
 
