@@ -36,6 +36,7 @@ ENCODING = "encoding"
 DUPLICATE = "duplicate"
 REDUNDANT = "redundant"
 OVER_BUDGET = "over-budget"
+MAX_RELATED = 100  # locations a grouped duplicate finding points at, the first occurrence included
 TOO_LARGE = "too-large"
 SEVERITY_OF = {
     UNREADABLE: Severity.ERROR,
@@ -113,6 +114,29 @@ class FileEntries:
                     end + 1, (Location(self.path, first + 1),)))
         return tuple(found)
 
+    @cached_property
+    def grouped_duplicates(self) -> tuple[Finding, ...]:
+        """One finding per entry written more than once in this file, instead of one per copy: on
+        its first copy, pointing at the first occurrence, then at the other copies (at most
+        `MAX_RELATED` locations in all). What the language server shows: a file with the same
+        line 260,000 times gets one diagnostic, not 260,000."""
+        copies: dict[int, list[int]] = {}
+        first_line = self.first_line
+        for i, (key, start) in enumerate(zip(self.keys, self.lines)):
+            if key and first_line[key] != start:
+                copies.setdefault(first_line[key], []).append(i)
+        found: list[Finding] = []
+        for first, idx in copies.items():
+            lines, ends = self.lines, self.end_lines
+            n = len(idx)
+            message = (f"duplicate entry: the same as line {first + 1} of this file; remove one of them" if n == 1
+                       else f"duplicate entry: the same as line {first + 1} of this file, which has it "
+                            f"{n + 1} times in all; remove the copies")
+            related = (Location(self.path, first + 1),
+                       *(Location(self.path, lines[i] + 1) for i in idx[1:MAX_RELATED]))
+            found.append(Finding(self.path, lines[idx[0]] + 1, 1, DUPLICATE, message, ends[idx[0]] + 1, related))
+        return tuple(sorted(found, key=lambda f: f.line))
+
     def key_at(self, line: int) -> str | None:
         """The normalised form of the entry starting on 0-based LINE, if one does."""
         i = bisect_left(self.lines, line)
@@ -159,9 +183,10 @@ def encoding_finding(path: Path, issue: EncodingIssue) -> Finding:
                    issue.line)
 
 
-def check_entries(own: FileEntries, general: Sequence[FileEntries]) -> list[Finding]:
+def check_entries(own: FileEntries, general: Sequence[FileEntries], grouped: bool = False) -> list[Finding]:
     """Duplicate entries within OWN, and entries of OWN already in a more general file, in line
-    order (an entry is reported once: a duplicate is not also reported as redundant)."""
+    order (an entry is reported once: a duplicate is not also reported as redundant). GROUPED:
+    one duplicate finding per repeated entry (`FileEntries.grouped_duplicates`), not per copy."""
     # Where each first occurrence in OWN appears first in the chain: the most general file wins.
     # Set intersections keep this linear in the (few) shared entries, not in all of them.
     seen_in: dict[str, tuple[FileEntries, int]] = {}
@@ -174,7 +199,8 @@ def check_entries(own: FileEntries, general: Sequence[FileEntries]) -> list[Find
                          f"redundant entry: already in {other.path}:{line + 1}, which loads before this file",
                          own.end_of(start) + 1, (Location(other.path, line + 1),))
                  for key, (other, line) in seen_in.items()]
-    return sorted([*own.duplicates, *redundant], key=lambda f: f.line)
+    duplicates = own.grouped_duplicates if grouped else own.duplicates
+    return sorted([*duplicates, *redundant], key=lambda f: f.line)
 
 
 def merged_size(contents: Iterable[str]) -> tuple[int, int]:
@@ -215,18 +241,20 @@ def check_content(
     general: Sequence[Source],
     settings: Settings,
     indexer: Indexer = index_entries,
+    grouped: bool = False,
 ) -> list[Finding]:
     """Findings for memory file PATH with TEXT, loaded after the GENERAL sources of its chain.
 
     INDEXER parses a file's entries; the language server passes a cached one. TEXT over the
-    size limit (an open buffer) is not parsed: it gets a too-large finding alone.
+    size limit (an open buffer) is not parsed: it gets a too-large finding alone. GROUPED: one
+    duplicate finding per repeated entry (the language server), not one per copy (`check`).
     """
     if len(text) > settings.max_file_bytes or utf8_size(text) > settings.max_file_bytes:
         return [too_large_finding(path, utf8_size(text), settings.max_file_bytes)]
     usable = [s for s in general if s.readable]
     own = indexer(path, text)
     others = [indexer(s.path, s.text) for s in usable]
-    findings = import_findings(path, text) + check_entries(own, others)
+    findings = import_findings(path, text) + check_entries(own, others, grouped)
     size, tokens = merged_size([*(s.content for s in usable), text])
     over = budget_finding(path, size, tokens, settings)
     return ([over] if over else []) + findings

@@ -13,7 +13,11 @@ entry is still where the diagnostic says (its normalised text travels in the dia
 
 from __future__ import annotations
 
+import asyncio
+import codecs
 import os
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +27,8 @@ from memory_lens.core.checks import DUPLICATE, REDUNDANT
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import EntryTextError, plan_add
 from memory_lens.core.entries import memory_file_for
-from memory_lens.core.files import FileStatus
-from memory_lens.core.markdown import Entry, clean_entry_text, parse
+from memory_lens.core.files import BOM, FileStatus, too_large_reason
+from memory_lens.core.markdown import Entry, clean_entry_text, parse, split_lines, strip_eol
 from memory_lens.lsp import protocol
 from memory_lens.lsp.convert import plain, uri_to_path
 from memory_lens.lsp.edits import add_entry_edit, can_create_files, remove_entry_edit
@@ -34,30 +38,114 @@ from memory_lens.lsp.server import MemoryLensServer
 QUICK_FIX = types.CodeActionKind.QuickFix
 
 
+_BREAK = re.compile(r"\r\n|\r|\n")
+READ_CHUNK = 1 << 16
+
+
 def selected_text(ls: MemoryLensServer, uri: str, rng: types.Range) -> str:
     """The text of RNG in document URI ("" when the range is empty, out of the document, or the
-    document is neither open nor a usable file)."""
-    if rng.start == rng.end:
+    document is neither open nor a readable text file). Only the lines of the range are looked
+    at: an open buffer is not split whole, and a file that is not open is read only as far as the
+    range's last line (and never past the size limit)."""
+    start, end = sorted((rng.start, rng.end), key=lambda p: (p.line, p.character))
+    if start == end:
         return ""
-    doc = ls.document(uri)
-    if doc is None:
+    doc = ls.open_text_document(uri)
+    if doc is not None:
+        region = _line_region(doc.source, start.line, end.line)
+    else:
+        path = uri_to_path(uri)
+        head = _file_head(path, end.line, ls.settings.max_file_bytes) if path is not None else None
+        region = _line_region(head, start.line, end.line) if head is not None else None
+    if not region:
         return ""
+    lines = split_lines(region)
     try:
-        lines = doc.lines
-        if rng.start.line >= len(lines) and rng.end.line >= len(lines):
-            return ""
-        start = doc.offset_at_position(rng.start)
-        end = doc.offset_at_position(rng.end)
-        source = doc.source
+        codec = ls.workspace.position_codec
+        first = codec.position_from_client_units(lines, types.Position(line=0, character=start.character))
+        last = codec.position_from_client_units(lines, types.Position(line=end.line - start.line,
+                                                                       character=end.character))
     except Exception:
         return ""
-    return source[min(start, end):max(start, end)]
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def offset(pos) -> int:
+        line = min(pos.line, len(lines) - 1)
+        return offsets[line] + min(pos.character, len(strip_eol(lines[line])))
+
+    return region[offset(first):offset(last)]
+
+
+def _line_region(text: str, first: int, last: int) -> str | None:
+    """Lines FIRST to LAST (0-based, with their endings) of TEXT, found without splitting the
+    rest of it; None when TEXT has no line FIRST."""
+    start, count = 0, 0
+    breaks = _BREAK.finditer(text)
+    if first > 0:
+        for m in breaks:
+            count += 1
+            if count == first:
+                start = m.end()
+                break
+        else:
+            return None
+        if start >= len(text):
+            return None
+    end = len(text)
+    for m in breaks:
+        count += 1
+        if count == last + 1:
+            end = m.end()
+            break
+    return text[start:end]
+
+
+def _file_head(path: Path, last: int, limit: int) -> str | None:
+    """The start of file PATH up to the end of 0-based line LAST (or the whole file when it is
+    shorter), decoded as UTF-8 (a bad byte reads as U+FFFD); None when it is not a regular file,
+    cannot be read, or when more than LIMIT bytes would be needed."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # a FIFO or a device is never opened
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    parts: list[str] = []
+    read = breaks = 0
+    try:
+        while True:
+            chunk = os.read(fd, READ_CHUNK)
+            if not chunk:
+                parts.append(decoder.decode(b"", final=True))
+                break
+            read += len(chunk)
+            if read > limit:
+                return None
+            text = decoder.decode(chunk)
+            parts.append(text)
+            breaks += text.count("\n") + text.count("\r") - text.count("\r\n")
+            if text[:1] == "\n" and len(parts) > 1 and parts[-2][-1:] == "\r":
+                breaks -= 1  # a \r\n split between two chunks is one line break
+            if breaks >= last + 1:
+                break
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    text = "".join(parts)
+    return text[1:] if text.startswith(BOM) else text
 
 
 def _current_text(ls: MemoryLensServer, path: Path) -> tuple[str | None, str]:
-    """The memory file's text as the client sees it (open buffer, else disk); None if unusable."""
+    """The memory file's text as the client sees it (open buffer, else disk); None if unusable
+    (too large included: it is never parsed)."""
     doc = ls.open_doc(path)
     if doc is not None:
+        if len(doc.text) > ls.settings.max_file_bytes:
+            return None, too_large_reason(len(doc.text), ls.settings.max_file_bytes)
         return doc.text, ""
     got = ls.store.read(path)
     if got.status is FileStatus.UNUSABLE:
@@ -135,20 +223,27 @@ def _wanted(kind: str, only: Any) -> bool:
 def register(server: MemoryLensServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[QUICK_FIX, protocol.SAVE_ACTION_KIND], resolve_provider=False))
-    def code_action(ls: MemoryLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        uri = params.text_document.uri
-        only = params.context.only if params.context else None
-        actions: list[types.CodeAction] = []
-        if _wanted(protocol.SAVE_ACTION_KIND, only):
-            text = selected_text(ls, uri, params.range)
-            if clean_entry_text(text):
-                for scope in (Scope.PROJECT, Scope.GLOBAL):
-                    action = save_action(ls, uri, text, scope)
-                    if action is not None:
-                        actions.append(action)
-        if _wanted(QUICK_FIX, only) and params.context:
-            for diag in params.context.diagnostics:
-                fix = quick_fix(ls, uri, diag)
-                if fix is not None:
-                    actions.append(fix)
-        return actions
+    async def code_action(ls: MemoryLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        # Off the event loop: planning an add parses the memory file, and a selection in a file
+        # that is not open is read from disk.
+        return await asyncio.to_thread(code_actions_for, ls, params)
+
+
+def code_actions_for(ls: MemoryLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """The save actions for the selection and the quick fixes for our diagnostics (worker thread)."""
+    uri = params.text_document.uri
+    only = params.context.only if params.context else None
+    actions: list[types.CodeAction] = []
+    if _wanted(protocol.SAVE_ACTION_KIND, only):
+        text = selected_text(ls, uri, params.range)
+        if clean_entry_text(text):
+            for scope in (Scope.PROJECT, Scope.GLOBAL):
+                action = save_action(ls, uri, text, scope)
+                if action is not None:
+                    actions.append(action)
+    if _wanted(QUICK_FIX, only) and params.context:
+        for diag in params.context.diagnostics:
+            fix = quick_fix(ls, uri, diag)
+            if fix is not None:
+                actions.append(fix)
+    return actions

@@ -31,6 +31,7 @@ class ServerConfig:
     filenames: tuple[str, ...] | None = None
     global_dir: str | None = None
     token_budget: int | None = None
+    max_file_size: int | None = None  # `maxFileSize`: bytes; a bigger memory file is not read
     debug: bool = False
     notes_layout: str | None = None  # `notes.layout`: "memory-lens" or "aicoder"
     notes_global_dir: str | None = None  # `notes.globalDir`
@@ -99,6 +100,12 @@ def _parse_values(data: dict, base: ServerConfig, warn: Callable[[str], None]) -
             cfg = replace(cfg, token_budget=value)
         else:
             warn(f"ignoring setting memoryLens.tokenBudget={value!r}: expected a whole number, 0 or more")
+    if "maxFileSize" in data and data["maxFileSize"] is not None:
+        value = data["maxFileSize"]
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            cfg = replace(cfg, max_file_size=value)
+        else:
+            warn(f"ignoring setting memoryLens.maxFileSize={value!r}: expected a number of bytes, 1 or more")
     cfg = _parse_notes(data, cfg, warn)
     if "followOutsideLinks" in data and data["followOutsideLinks"] is not None:
         value = data["followOutsideLinks"]
@@ -153,4 +160,6 @@ def to_settings(cfg: ServerConfig, base: Settings) -> Settings:
     if cfg.token_budget is not None:
         # A token budget replaces the byte budget, as `--token-budget` alone does on the CLI.
         settings = replace(settings, budget_tokens=cfg.token_budget, budget_bytes=None)
+    if cfg.max_file_size is not None:
+        settings = replace(settings, max_file_bytes=cfg.max_file_size)
     return settings

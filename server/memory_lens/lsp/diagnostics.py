@@ -5,6 +5,11 @@ Every memory file of the workspace folders and the global files gets the finding
 not, unreadable ones included. Open buffers are checked as typed; other files from disk.
 Publishing skips files whose diagnostics did not change (a digest of what was last sent to each
 file is kept, not the diagnostics themselves).
+
+Bounded: an entry written many times gets one `duplicate` diagnostic (on its first copy, with
+related locations for the first occurrence and the other copies), and a file gets at most
+`MAX_DIAGNOSTICS`; past that, one information diagnostic on line 1 says how many more there are
+and how to see them all (`memory-lens check FILE`).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ SEVERITY = {
 
 
 _UNNECESSARY = [types.DiagnosticTag.Unnecessary]  # shared, like related_information's results
+MAX_DIAGNOSTICS = 1000  # per file; then one information diagnostic says how many are not shown
 
 
 @functools.lru_cache(maxsize=8192)
@@ -57,7 +63,8 @@ def to_diagnostic(f: Finding, lines: list[str], encoding: Any, entry: str | None
     rng = lines_range(lines, start, end, encoding) if lines else types.Range(
         start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
     message = "first occurrence" if f.code == DUPLICATE else "the more general copy"
-    related = [related_information(_uri(loc.path), max(loc.line - 1, 0), message) for loc in f.related]
+    related = [related_information(_uri(loc.path), max(loc.line - 1, 0), message if i == 0 else "another copy")
+               for i, loc in enumerate(f.related)]
     return types.Diagnostic(
         range=rng,
         message=f.message,
@@ -78,6 +85,9 @@ def diagnostics_for(
     findings = store.check(path, text)
     if not findings:
         return []
+    hidden = len(findings) - MAX_DIAGNOSTICS
+    if hidden > 0:
+        findings = findings[:MAX_DIAGNOSTICS]
     if text is None:
         got = store.read(path)
         text = got.text if got.loadable else ""
@@ -86,8 +96,19 @@ def diagnostics_for(
     # The entry each duplicate or redundant finding is about (the store's index, from the check).
     about = [f.code in (DUPLICATE, REDUNDANT) for f in findings]
     indexed = store.entries(path, text) if any(about) else None
-    return [to_diagnostic(f, lines, encoding, indexed.key_at(f.line - 1) if indexed and entry else None)
-            for f, entry in zip(findings, about)]
+    shown = [to_diagnostic(f, lines, encoding, indexed.key_at(f.line - 1) if indexed and entry else None)
+             for f, entry in zip(findings, about)]
+    return shown + ([not_shown(path, hidden)] if hidden > 0 else [])
+
+
+def not_shown(path: Path, hidden: int) -> types.Diagnostic:
+    """The diagnostic that stands for the HIDDEN findings past `MAX_DIAGNOSTICS`."""
+    at = types.Position(line=0, character=0)
+    return types.Diagnostic(
+        range=types.Range(start=at, end=at), severity=types.DiagnosticSeverity.Information,
+        source=DIAGNOSTIC_SOURCE,
+        message=f"{hidden} more finding(s) in this file not shown (at most {MAX_DIAGNOSTICS} per file); "
+                f"run `memory-lens check {path}` to see them all")
 
 
 def compute(

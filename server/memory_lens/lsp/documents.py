@@ -1,11 +1,15 @@
 """textDocument/didOpen, didChange, didSave, didClose for memory files.
 
-Open memory buffers are checked as typed (diagnostics carry the document version). A save
-changes what agents load, so it counts as a change on disk. Closing a memory file outside the
+Open memory buffers are checked as typed (diagnostics carry the document version), on a worker
+thread: a large buffer never holds up other requests. One check per document runs at a time;
+edits made meanwhile are checked once it ends, and diagnostics of a version the buffer has left
+behind are never published. A save changes what agents load, so it counts as a change on disk. Closing a memory file outside the
 workspace withdraws its diagnostics; inside, they fall back to the file on disk.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from lsprotocol import types
 
@@ -14,26 +18,51 @@ from memory_lens.lsp.convert import uri_to_path
 from memory_lens.lsp.server import MemoryLensServer
 
 
-def check_open_document(ls: MemoryLensServer, uri: str, force: bool = False) -> None:
-    """Check the open buffer URI (a memory file) and publish its diagnostics. Nothing for a
-    document that is not open (a didChange without changes for it): its file is never read here."""
-    path = uri_to_path(uri)
-    doc = ls.open_text_document(uri)
-    if not ls.is_memory_path(path) or doc is None:
+_checking: dict[str, bool] = {}  # URIs being checked -> whether to check again (and force) after
+
+
+async def check_open_document(ls: MemoryLensServer, uri: str, force: bool = False) -> None:
+    """Check the open buffer URI (a memory file) off the event loop and publish its diagnostics.
+    Nothing for a document that is not open (a didChange without changes for it): its file is
+    never read here. FORCE publishes even diagnostics equal to the last ones sent."""
+    if uri in _checking:  # the running check starts again with the newest text when it ends
+        _checking[uri] = True
+        _forced[uri] = _forced.get(uri, False) or force
         return
-    assert path is not None
-    diags = diagnostics.diagnostics_for(ls.store, path, doc.source, ls.position_encoding)
-    diagnostics.publish(ls, path, diags, doc.version, force=force)
+    _checking[uri] = False
+    try:
+        while True:
+            path = uri_to_path(uri)
+            doc = ls.open_text_document(uri)
+            if not ls.is_memory_path(path) or doc is None:
+                return
+            assert path is not None
+            version, source, store = doc.version, doc.source, ls.store
+            diags = await asyncio.to_thread(diagnostics.diagnostics_for, store, path, source, ls.position_encoding)
+            force = force or _forced.pop(uri, False)
+            if _checking[uri]:
+                _checking[uri] = False
+                continue
+            current = ls.open_text_document(uri)
+            if current is not None and current.version == version and store is ls.store:
+                diagnostics.publish(ls, path, diags, version, force=force)
+            return
+    finally:
+        _checking.pop(uri, None)
+        _forced.pop(uri, None)
+
+
+_forced: dict[str, bool] = {}  # a check asked for while another ran wanted to force publishing
 
 
 def register(server: MemoryLensServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: MemoryLensServer, params: types.DidOpenTextDocumentParams) -> None:
-        check_open_document(ls, params.text_document.uri, force=True)
+    async def did_open(ls: MemoryLensServer, params: types.DidOpenTextDocumentParams) -> None:
+        await check_open_document(ls, params.text_document.uri, force=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: MemoryLensServer, params: types.DidChangeTextDocumentParams) -> None:
-        check_open_document(ls, params.text_document.uri)
+    async def did_change(ls: MemoryLensServer, params: types.DidChangeTextDocumentParams) -> None:
+        await check_open_document(ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: MemoryLensServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -44,13 +73,14 @@ def register(server: MemoryLensServer) -> None:
             ls.live.request_paths({path})
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: MemoryLensServer, params: types.DidCloseTextDocumentParams) -> None:
+    async def did_close(ls: MemoryLensServer, params: types.DidCloseTextDocumentParams) -> None:
         path = uri_to_path(params.text_document.uri)
         if not ls.is_memory_path(path):
             return
         assert path is not None
         if path in ls.store.known():
-            diags = diagnostics.diagnostics_for(ls.store, path, None, ls.position_encoding)
-            diagnostics.publish(ls, path, diags)
+            diags = await asyncio.to_thread(diagnostics.diagnostics_for, ls.store, path, None, ls.position_encoding)
+            if ls.open_text_document(params.text_document.uri) is None:  # not opened again meanwhile
+                diagnostics.publish(ls, path, diags)
         else:
             diagnostics.clear(ls, path)

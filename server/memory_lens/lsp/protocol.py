@@ -7,6 +7,9 @@ keep them in step with that file and with `docs/lsp.md`.
 SERVER_NAME = "memory-lens"
 SETTINGS_SECTION = "memoryLens"
 DIAGNOSTIC_SOURCE = "memory-lens"
+# Diagnostic codes: the codes of `memory-lens check` (core/checks.py), the same names.
+DIAGNOSTIC_CODES = ["unreadable", "too-large", "encoding", "duplicate", "redundant", "over-budget",
+                    "import-not-found", "import-outside-root", "import-cycle", "import-depth"]
 
 # Custom request and notification.
 EFFECTIVE_REQUEST = "memory/effective"

@@ -198,7 +198,7 @@ class MemoryStore:
             bad = []
         real = Path(realpath(path))
         general = sources_before(load_sources(self.chain(real.parent), self.read)[0], real)  # no merged text needed
-        return bad + check_content(path, text, general, self.settings, indexer=self.entries)
+        return bad + check_content(path, text, general, self.settings, indexer=self.entries, grouped=True)
 
     # Known files -------------------------------------------------------------------------------
 

@@ -1,10 +1,17 @@
 """textDocument/documentSymbol (sections and entries) and workspace/symbol (every entry of every
 memory file, the global ones included, then the notes of the workspace's project and the global
-notes)."""
+notes).
+
+A document gets at most `MAX_DOCUMENT_SYMBOLS` symbols, in line order; when there are more, the
+last one is named "N more entries and sections not shown". The outline is built on a worker
+thread, so a large file does not hold up other requests."""
 
 from __future__ import annotations
 
+import asyncio
+from itertools import islice
 from pathlib import Path
+from typing import Iterator
 
 from lsprotocol import types
 
@@ -14,6 +21,7 @@ from memory_lens.lsp.convert import lines_range, path_to_uri, uri_to_path
 from memory_lens.lsp.server import MemoryLensServer
 
 MAX_WORKSPACE_RESULTS = 500
+MAX_DOCUMENT_SYMBOLS = 2000  # per document, the "not shown" symbol included
 MAX_NOTE_RESULTS = 100
 
 
@@ -30,6 +38,9 @@ def document_symbols(outline: Outline, encoding: object) -> list[types.DocumentS
     items = sorted([(h.line, "h", h) for h in outline.headings] + [(e.line, "e", e) for e in outline.entries],
                    key=lambda t: t[0])
     last = max(len(lines) - 1, 0)
+    hidden = len(items) - (MAX_DOCUMENT_SYMBOLS - 1)
+    if hidden > 1:
+        items = items[:MAX_DOCUMENT_SYMBOLS - 1]
     for line, kind, item in items:
         if kind == "h":
             end = outline.section_end(item.line, item.level)
@@ -47,17 +58,38 @@ def document_symbols(outline: Outline, encoding: object) -> list[types.DocumentS
                 range=lines_range(lines, item.line, item.end_line, encoding),
                 selection_range=lines_range(lines, item.line, item.line, encoding))
             (stack[-1][1].children if stack else roots).append(sym)
+    if hidden > 1:
+        rng = lines_range(lines, items[-1][0] + 1 if items[-1][0] < last else last, last, encoding)
+        roots.append(types.DocumentSymbol(name=not_shown_name(hidden), kind=types.SymbolKind.Null,
+                                          range=rng, selection_range=rng))
     return roots
 
 
+def not_shown_name(hidden: int) -> str:
+    return f"{hidden} more entries and sections not shown (at most {MAX_DOCUMENT_SYMBOLS} symbols per file)"
+
+
 def flat_symbols(uri: str, outline: Outline, encoding: object) -> list[types.SymbolInformation]:
-    out = []
-    for h in outline.headings:
-        out.append(types.SymbolInformation(name=h.title or "(untitled section)", kind=types.SymbolKind.Namespace,
-                                           location=types.Location(uri=uri, range=lines_range(outline.lines, h.line, h.line, encoding))))
-    for e in outline.entries:
-        out.append(types.SymbolInformation(name=entry_name(e), kind=types.SymbolKind.String,
-                                           location=types.Location(uri=uri, range=lines_range(outline.lines, e.line, e.end_line, encoding))))
+    """Headings then entries, at most `MAX_DOCUMENT_SYMBOLS` in all (the last one then says how
+    many are not shown)."""
+    lines = outline.lines
+
+    def each() -> Iterator[types.SymbolInformation]:
+        for h in outline.headings:
+            yield types.SymbolInformation(name=h.title or "(untitled section)", kind=types.SymbolKind.Namespace,
+                                          location=types.Location(uri=uri, range=lines_range(lines, h.line, h.line, encoding)))
+        for e in outline.entries:
+            yield types.SymbolInformation(name=entry_name(e), kind=types.SymbolKind.String,
+                                          location=types.Location(uri=uri, range=lines_range(lines, e.line, e.end_line, encoding)))
+
+    out = list(islice(each(), MAX_DOCUMENT_SYMBOLS + 1))
+    if len(out) <= MAX_DOCUMENT_SYMBOLS:
+        return out
+    out = out[:MAX_DOCUMENT_SYMBOLS - 1]
+    hidden = len(outline.headings) + len(outline.entries) - len(out)
+    last = max(len(lines) - 1, 0)
+    out.append(types.SymbolInformation(name=not_shown_name(hidden), kind=types.SymbolKind.Null,
+                                       location=types.Location(uri=uri, range=lines_range(lines, last, last, encoding))))
     return out
 
 
@@ -92,18 +124,22 @@ def search_entries(ls: MemoryLensServer, query: str) -> list[types.SymbolInforma
 
 def register(server: MemoryLensServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(ls: MemoryLensServer, params: types.DocumentSymbolParams):
+    async def document_symbol(ls: MemoryLensServer, params: types.DocumentSymbolParams):
         uri = params.text_document.uri
         path = uri_to_path(uri)
         if not ls.is_memory_path(path):
             return []
         doc = ls.document(uri)  # the open buffer, else the file read safely; None if unusable
-        if doc is None:
+        if doc is None or len(doc.source) > ls.settings.max_file_bytes:  # too large: not parsed
             return []
-        outline = parse(doc.source)
-        if ls.supports("text_document.document_symbol.hierarchical_document_symbol_support"):
-            return document_symbols(outline, ls.position_encoding)
-        return flat_symbols(uri, outline, ls.position_encoding)
+        source, encoding = doc.source, ls.position_encoding
+        hierarchical = ls.supports("text_document.document_symbol.hierarchical_document_symbol_support")
+
+        def symbols() -> list:
+            outline = parse(source)
+            return document_symbols(outline, encoding) if hierarchical else flat_symbols(uri, outline, encoding)
+
+        return await asyncio.to_thread(symbols)
 
     @server.feature(types.WORKSPACE_SYMBOL)
     async def workspace_symbol(ls: MemoryLensServer, params: types.WorkspaceSymbolParams):

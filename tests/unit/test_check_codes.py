@@ -1,0 +1,10 @@
+"""The diagnostic codes the language server names (lsp/protocol.py) are the codes of the checks."""
+
+from memory_lens.core.checks import SEVERITY_OF, TOO_LARGE
+from memory_lens.lsp.protocol import DIAGNOSTIC_CODES
+
+
+def test_protocol_lists_every_check_code_once() -> None:
+    assert sorted(DIAGNOSTIC_CODES) == sorted(SEVERITY_OF)
+    assert len(set(DIAGNOSTIC_CODES)) == len(DIAGNOSTIC_CODES)
+    assert TOO_LARGE == "too-large" and TOO_LARGE in DIAGNOSTIC_CODES
