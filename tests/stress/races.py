@@ -97,6 +97,7 @@ class RaceTotals:
     entries_lost: int = 0
     hand_lines: int = 0
     hand_lines_lost: int = 0
+    bytes_lost: int = 0  # of the missing lines, newline included
     temp_files_left: int = 0
     seconds: float = 0.0
     lost_examples: list[str] = field(default_factory=list)
@@ -109,7 +110,8 @@ class RaceTotals:
     def summary(self) -> str:
         return (f"{self.name}: {self.runs} runs, {self.acknowledged} adds acknowledged ({self.failed} refused), "
                 f"acknowledged entries lost {self.entries_lost}, hand-written lines lost "
-                f"{self.hand_lines_lost}/{self.hand_lines}, temp files left {self.temp_files_left}, "
+                f"{self.hand_lines_lost}/{self.hand_lines}, bytes lost {self.bytes_lost}, "
+                f"temp files left {self.temp_files_left}, "
                 f"{self.seconds:.0f}s")
 
 
@@ -155,6 +157,7 @@ def run_once(race: str, writers: int, adds: int, command: str, run: int, totals:
         missing_hand = [line for line in hand if line not in lines]
         totals.hand_lines += len(hand)
         totals.hand_lines_lost += len(missing_hand)
+        totals.bytes_lost += sum(len(line.encode("utf-8")) + 1 for line in missing_hand)
         for out in results:
             for row in out.splitlines():
                 rc, text, why = row.split("\t", 2)
@@ -166,6 +169,7 @@ def run_once(race: str, writers: int, adds: int, command: str, run: int, totals:
                 totals.acknowledged += 1
                 if f"- {text}" not in lines:
                     totals.entries_lost += 1
+                    totals.bytes_lost += len(f"- {text}\n".encode("utf-8"))
                     if len(totals.lost_examples) < 5:
                         totals.lost_examples.append(f"run {run}: entry {text!r}")
         for line in missing_hand[:5 - min(5, len(totals.lost_examples))]:
