@@ -56,6 +56,7 @@ class ImportNode:
     start: int = field(default=0, compare=False)  # the mention's '@' in FILE's text (characters)
     end: int = field(default=0, compare=False)  # just past the mention
     inserted_bytes: int = field(default=0, compare=False)  # UTF-8 size of the text it pulls in
+    inserted_chars: int = field(default=0, compare=False)  # its length in characters
 
     def to_json(self) -> dict:
         return {
@@ -345,7 +346,8 @@ def _expand(content: str, file: str, base: str, root: str, processed: frozenset[
         inner = _expand(text, full, posixpath.dirname(full), root, processed | {full}, depth + 1, max_depth)
         out.append(f"<!-- Imported from: {target} -->\n{inner.text}\n<!-- End of import from: {target} -->")
         nodes.append(ImportNode(Path(file), line, target, IMPORTED, Path(full), inner.imports,
-                                start=start, end=end, inserted_bytes=len(inner.text.encode("utf-8", "surrogatepass"))))
+                                start=start, end=end, inserted_bytes=len(inner.text.encode("utf-8")),
+                                inserted_chars=len(inner.text)))
     out.append(content[last:])
     return Expansion("".join(out), tuple(nodes))
 

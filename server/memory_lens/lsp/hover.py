@@ -7,11 +7,13 @@ first line: a summary of the effective memory at that folder (sources, tokens, b
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
 from lsprotocol import types
 
+from memory_lens.core.imports import IMPORTED, expand_imports, mention_at
 from memory_lens.core.markdown import parse
 from memory_lens.core.merge import Memory
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
@@ -70,6 +72,28 @@ def entry_hover(ls: MemoryLensServer, path: Path, directory: Path, text: str, li
     return head + (" — also appears:\n\n" + "\n".join(out) if out else " — appears only here.")
 
 
+def import_hover(path: Path, text: str, offset: int) -> str | None:
+    """On an `@path` import of memory file PATH (with TEXT): what it imports and how much text
+    it pulls in (its own imports included), or why it fails."""
+    if "@" not in text:
+        return None
+    node = mention_at(expand_imports(text, path).imports, offset)
+    if node is None:
+        return None
+    if node.status != IMPORTED:
+        return f"**Import** `@{node.target}` fails: {node.message}"
+    nested = sum(1 for _ in _descendants(node.children))
+    return (f"**Import** `@{node.target}` → [{node.path}]({path_to_uri(node.path)}): pulls in "
+            f"{node.inserted_bytes} bytes, ~{math.ceil(node.inserted_chars / 4)} tokens"
+            + (f" ({nested} nested import{'s' if nested != 1 else ''} included)" if nested else ""))
+
+
+def _descendants(nodes):
+    for node in nodes:
+        yield node
+        yield from _descendants(node.children)
+
+
 def markup_kind(ls: MemoryLensServer) -> types.MarkupKind:
     """Markdown when the client renders it (or says nothing either way), else plain text."""
     try:
@@ -94,6 +118,9 @@ def register(server: MemoryLensServer) -> None:
             return None
         line = params.position.line
         parts = []
+        imported = import_hover(path, doc.source, doc.offset_at_position(params.position))
+        if imported:
+            parts.append(imported)
         entry = entry_hover(ls, path, directory, doc.source, line)
         if entry:
             parts.append(entry)

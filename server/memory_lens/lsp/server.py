@@ -215,17 +215,21 @@ def build_server(settings: Settings, debug: bool = False) -> MemoryLensServer:
         code_actions,
         code_lens,
         commands,
+        completion,
+        definition,
         documents,
         effective,
         hover,
         lifecycle,
+        links,
         notes,
         symbols,
         watch,
     )
 
     server = MemoryLensServer(settings, debug)
-    for feature in (lifecycle, documents, watch, effective, commands, notes, code_actions, hover, code_lens, symbols):
+    for feature in (lifecycle, documents, watch, effective, commands, notes, code_actions, hover, code_lens, symbols,
+                    links, definition, completion):
         feature.register(server)
     return server
 
