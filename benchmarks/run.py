@@ -86,10 +86,10 @@ def lookup(results: dict, dotted: str):
     return value
 
 
-def judge(results: dict) -> dict:
-    """Each target with the measured value and whether it is met."""
+def judge(results: dict, targets: dict | None = None) -> dict:
+    """Each target (TARGETS unless given) with the measured value and whether it is met."""
     out = {}
-    for key, (op, limit) in TARGETS.items():
+    for key, (op, limit) in (TARGETS if targets is None else targets).items():
         value = lookup(results, key)
         met = None if value is None else (value <= limit if op == "<=" else value >= limit)
         out[key] = {"target": f"{op} {limit:g}", "value": value, "met": met}

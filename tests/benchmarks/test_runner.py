@@ -54,3 +54,35 @@ def test_numbers_are_numbers(results: dict) -> None:
         if value is not None:  # rg may be missing
             assert isinstance(value, (int, float)) and value >= 0, key
     assert set(results["targets"]) and results["noise"]["start"]["loop_ms"]
+
+
+NOTES_KEYS = ["build.cold_ms", "build.plain_scan_cold_ms", "build.reopen_and_search.ms", "search.server.p99_ms",
+              "search.cli.p99_ms", "search.plain_scan.p99_ms", "list_by_tag.server.p99_ms", "list_by_tag.cli.p99_ms",
+              "read.server.p99_ms", "pull.sync_ms", "pull.first_search_after_ms", "pull.mixed_sync_ms"]
+
+
+@pytest.fixture(scope="module")
+def notes_results(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("notes-bench") / "notes.json"
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "notes_bench.py"), "--notes", "120",
+                           "--out", str(out), "--runs", "1", "--passes", "1", "--changed", "10"],
+                          timeout=600, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())
+
+
+def test_notes_benchmark_writes_every_key_and_its_targets(notes_results: dict) -> None:
+    for key in NOTES_KEYS:
+        value = lookup(notes_results, key)
+        assert isinstance(value, (int, float)) and value >= 0, key
+    assert notes_results["files"] == {"project": 60, "global": 60}
+    assert set(notes_results["targets"]) == {"search.server.p99_ms", "list_by_tag.server.p99_ms", "pull.sync_ms",
+                                             "build.cold_ms"}
+    assert all(t["met"] in (True, False) for t in notes_results["targets"].values())
+
+
+def test_notes_benchmark_reindexes_exactly_the_pulled_files(notes_results: dict) -> None:
+    pull = notes_results["pull"]
+    assert pull["changed"] == 10 and pull["files_reindexed"] == 10
+    assert pull["mixed_files"] == 10  # 6 edited, 2 deleted, 2 added
+    assert notes_results["search"]["matches"]["max"] > 0  # the queries find notes

@@ -36,7 +36,7 @@ from memory_lens.core.notes.locations import Location
 from memory_lens.core.notes.model import NoteError, NoteFileError, NoteNotFoundError, StoredNote, tag_key
 from memory_lens.core.notes.naming import candidate_filenames, is_note_file
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 ENV_FTS = "MEMORY_LENS_NOTES_FTS"  # "0" forces the plain scan (for tests and troubleshooting)
 _TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M* Cn'"
 
@@ -168,14 +168,21 @@ class NotesIndex:
 
     def _create_schema(self, con: sqlite3.Connection) -> None:
         con.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID")
+        # The columns every filter reads (scope, shadow, error) come first and the content last:
+        # SQLite reads a row's columns in order, through the overflow pages of a long content.
         con.execute("""CREATE TABLE IF NOT EXISTS files(
-            id INTEGER PRIMARY KEY, scope TEXT NOT NULL, fname TEXT NOT NULL,
-            size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
-            name TEXT, name_key TEXT, tags TEXT, created_at TEXT, updated_at TEXT, content TEXT,
-            revision TEXT, tokens INTEGER, error TEXT, shadow INTEGER NOT NULL DEFAULT 0,
+            id INTEGER PRIMARY KEY, scope TEXT NOT NULL, shadow INTEGER NOT NULL DEFAULT 0, error TEXT,
+            fname TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
+            name TEXT, name_key TEXT, tags TEXT, created_at TEXT, updated_at TEXT, revision TEXT,
+            tokens INTEGER, content TEXT,
             UNIQUE(scope, fname))""")
         con.execute("CREATE INDEX IF NOT EXISTS files_name ON files(name, scope)")
         con.execute("CREATE INDEX IF NOT EXISTS files_order ON files(scope, name_key, name)")
+        # A sync compares every file's signature with these, read from the index alone.
+        con.execute("CREATE INDEX IF NOT EXISTS files_signature ON files(scope, fname, size, mtime_ns, ino)")
+        # Every first page reports the problem files: found through this index, not a table scan.
+        con.execute("CREATE INDEX IF NOT EXISTS files_problems ON files(scope, fname) "
+                    "WHERE error IS NOT NULL OR shadow=1")
         con.execute("CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, id INTEGER NOT NULL, "
                     "PRIMARY KEY(tag, id)) WITHOUT ROWID")
         con.execute("CREATE INDEX IF NOT EXISTS tags_id ON tags(id)")
@@ -306,8 +313,10 @@ class NotesIndex:
         """Of several files of one directory holding the same name, the one named after it (else
         the first by file name) is the note; the others are reported and left out."""
         for name in names:
-            rows = self._con.execute("SELECT id, fname FROM files WHERE scope=? AND name=? AND error IS NULL "
-                                     "ORDER BY fname", (scope.value, name)).fetchall()
+            # Sorted here: an ORDER BY fname would make SQLite walk the (scope, fname) index over
+            # every file of the scope instead of looking the name up (quadratic in a full build).
+            rows = sorted(self._con.execute("SELECT id, fname FROM files WHERE scope=? AND name=? AND error IS NULL",
+                                            (scope.value, name)).fetchall(), key=lambda r: r[1])
             if not rows:
                 continue
             preferred = candidate_filenames(name)
@@ -374,9 +383,9 @@ class NotesIndex:
     def holders(self, scope: Scope, name: str) -> list[str]:
         """Every file of SCOPE holding NAME (visible or not)."""
         with self._lock:
-            return [r[0] for r in self._guard(lambda: self._con.execute(
-                "SELECT fname FROM files WHERE scope=? AND name=? AND error IS NULL ORDER BY fname",
-                (scope.value, name)).fetchall())]
+            return sorted(r[0] for r in self._guard(lambda: self._con.execute(
+                "SELECT fname FROM files WHERE scope=? AND name=? AND error IS NULL",
+                (scope.value, name)).fetchall()))
 
     def rows(self, ids: Sequence[int]) -> list[Row]:
         """The rows of IDS, in that order."""
@@ -427,21 +436,63 @@ class NotesIndex:
                 scored = self._scan(query, scopes, tags)
                 ordered = [i for i, _ in sorted(scored, key=lambda s: s[1][1:])]
                 return ordered[offset:offset + limit], len(ordered)
+            if query is None or query.empty:
+                return self._guard(lambda: self._list_in_order(scopes, tags, offset, limit))
             where, args = self._filters(scopes, tags)
-            source = "files f"
-            if query is not None and not query.empty:
-                source = "fts JOIN files f ON f.id = fts.rowid"
-                where = " AND fts MATCH ?" + where
-                args = [query.fts(), *args]
-            where = "1=1" + where
 
             def run() -> tuple[list[int], int]:
-                total = self._con.execute(f"SELECT count(*) FROM {source} WHERE {where}", args).fetchone()[0]
+                total = self._count_matches(query, scopes, tags, where, args)
                 ids = [r[0] for r in self._con.execute(
-                    f"SELECT f.id FROM {source} WHERE {where} ORDER BY {_ORDER} LIMIT ? OFFSET ?",
-                    [*args, limit, offset])]
+                    f"SELECT f.id FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{where} "
+                    f"ORDER BY {_ORDER} LIMIT ? OFFSET ?", [query.fts(), *args, limit, offset])]
                 return ids, total
             return self._guard(run)
+
+    def _count_matches(self, query: fulltext.Query, scopes: Sequence[Scope], tags: Sequence[str],
+                       where: str, args: list[Any]) -> int:
+        """How many visible notes of SCOPES with TAGS match QUERY (WHERE and ARGS: `_filters`).
+        Over every scope without tags, and with no note hidden by another of its name (files
+        that are not notes have no FTS row), that is FTS5's own count, without a join."""
+        everywhere = set(scopes) == {loc.scope for loc in self.locations}
+        if everywhere and not tags and self._con.execute(
+                "SELECT 1 FROM files WHERE (error IS NOT NULL OR shadow=1) AND shadow=1 LIMIT 1").fetchone() is None:
+            return self._con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", [query.fts()]).fetchone()[0]
+        return self._con.execute(f"SELECT count(*) FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{where}",
+                                 [query.fts(), *args]).fetchone()[0]
+
+    def _list_in_order(self, scopes: Sequence[Scope], tags: Sequence[str], offset: int,
+                       limit: int) -> tuple[list[int], int]:
+        """A page of every visible note of SCOPES having TAGS, in listing order: one scope after
+        the other, each walked along its (scope, name_key, name) index, so a page costs what it
+        holds, not a sort of every note."""
+        ordered = sorted(scopes, key=lambda s: 0 if s is Scope.PROJECT else 1)
+        has_tag = " AND f.id IN (SELECT id FROM tags WHERE tag=?)"
+        tag_sql = has_tag * len(tags)
+        tag_args = [tag_key(t) for t in tags]
+        if tags:  # driven by the first tag's rows, not by every note of the scope
+            counted = self._con.execute(
+                "SELECT f.scope, count(*) FROM tags t CROSS JOIN files f ON f.id = t.id WHERE t.tag=? "
+                f"AND f.error IS NULL AND f.shadow=0{has_tag * (len(tags) - 1)} GROUP BY f.scope",
+                tag_args).fetchall()
+        else:
+            counted = self._con.execute("SELECT scope, count(*) FROM files WHERE error IS NULL AND shadow=0 "
+                                        "GROUP BY scope").fetchall()
+        counts = dict(counted)
+        ids: list[int] = []
+        skip = offset
+        for scope in ordered:
+            here = counts.get(scope.value, 0)
+            if skip >= here:
+                skip -= here
+                continue
+            want = limit - len(ids)
+            if want <= 0:
+                break
+            ids += [r[0] for r in self._con.execute(
+                f"SELECT f.id FROM files f WHERE f.scope=? AND f.error IS NULL AND f.shadow=0{tag_sql} "
+                "ORDER BY f.name_key, f.name LIMIT ? OFFSET ?", [scope.value, *tag_args, want, skip])]
+            skip = 0
+        return ids, sum(counts.get(s.value, 0) for s in ordered)
 
     def search_ids(self, query: fulltext.Query, scopes: Sequence[Scope], tags: Sequence[str],
                    offset: int, limit: int) -> tuple[list[tuple[int, float]], int]:
@@ -456,9 +507,7 @@ class NotesIndex:
             weights = ", ".join(str(w) for w in fulltext.WEIGHTS)
 
             def run() -> tuple[list[tuple[int, float]], int]:
-                total = self._con.execute(
-                    f"SELECT count(*) FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{where}",
-                    [query.fts(), *args]).fetchone()[0]
+                total = self._count_matches(query, scopes, tags, where, args)
                 rows = self._con.execute(
                     f"SELECT f.id, bm25(fts, {weights}) AS score FROM fts JOIN files f ON f.id = fts.rowid "
                     f"WHERE fts MATCH ?{where} ORDER BY score, {_ORDER} LIMIT ? OFFSET ?",

@@ -1,0 +1,80 @@
+"""Listing and counting in the notes index: pages walked scope by scope along the name order,
+and totals taken from FTS5 alone only when no note is hidden (benchmarks/notes_bench.py measures
+the speed; these check the answers stay exact)."""
+
+from __future__ import annotations
+
+from memory_lens.core.discovery import Scope
+from memory_lens.core.notes.index import name_key
+
+from notes_fixtures import NotesSandbox, note_data, sandbox  # noqa: F401
+
+
+def _fill(sandbox: NotesSandbox) -> None:
+    project, global_dir = sandbox.project_dir(), sandbox.global_dir
+    for i in range(23):
+        tags = ["even"] if i % 2 == 0 else ["odd"]
+        if i % 3 == 0:
+            tags.append("three")
+        sandbox.write_note(project, f"p{i:02d}.json", note_data(f"Note {i:02d}", f"alpha beta {i}", tags))
+        sandbox.write_note(global_dir, f"g{i:02d}.json", note_data(f"note {i:02d} g", f"alpha gamma {i}", tags, "global"))
+    sandbox.write_note(global_dir, "broken.json", "{not json")
+    # One name in two files of one directory: the second file is hidden (and reported).
+    sandbox.write_note(project, "zz-copy.json", note_data("Note 05", "alpha copy", ["odd"]))
+    sandbox.write_note(global_dir, "Zed.json", note_data("Zed", "alpha", ["odd"], "global"))
+    sandbox.write_note(global_dir, "ab.json", note_data("ab", "alpha", ["even"], "global"))
+
+
+def _expected(scopes: list[str], tag: str | None) -> list[tuple[str, str]]:
+    rows = []
+    for i in range(23):
+        tags = {"even" if i % 2 == 0 else "odd"} | ({"three"} if i % 3 == 0 else set())
+        if tag is None or tag in tags:
+            rows += [("project", f"Note {i:02d}"), ("global", f"note {i:02d} g")]
+    rows += [("global", "Zed")] if tag in (None, "odd") else []
+    rows += [("global", "ab")] if tag in (None, "even") else []
+    rows = [r for r in rows if r[0] in scopes]
+    return sorted(rows, key=lambda r: (r[0] != "project", name_key(r[1]), r[1]))
+
+
+def _all_pages(store, **options) -> tuple[list[tuple[str, str]], set[int]]:
+    seen, totals, cursor = [], set(), None
+    while True:
+        page = store.list(limit=4, cursor=cursor, **options)
+        seen += [(n.scope.value, n.name) for n in page.notes]
+        totals.add(page.total)
+        cursor = page.next_cursor
+        if cursor is None:
+            return seen, totals
+
+
+def test_pages_follow_the_listing_order_across_both_scopes_with_and_without_tags(sandbox: NotesSandbox) -> None:  # noqa: F811
+    _fill(sandbox)
+    store = sandbox.store()
+    for scope, scopes in (("both", ["project", "global"]), ("project", ["project"]), ("global", ["global"])):
+        for tags in ([], ["odd"], ["even", "three"]):
+            expected = _expected(scopes, None) if not tags else [
+                r for r in _expected(scopes, tags[0]) if len(tags) == 1 or r in _expected(scopes, tags[1])]
+            got, totals = _all_pages(store, scope=scope, tags=tags)
+            assert got == expected, (scope, tags)
+            assert totals == {len(expected)}, (scope, tags)
+    problems = {p.path.name for p in store.problems()}
+    assert problems == {"broken.json", "zz-copy.json"}
+
+
+def test_search_totals_leave_hidden_notes_out(sandbox: NotesSandbox) -> None:  # noqa: F811
+    _fill(sandbox)
+    store = sandbox.store()
+    # "copy" is only in the hidden second file of "Note 05": no visible note has it.
+    assert store.search("copy").total == 0 and store.search("copy").notes == []
+    assert store.list(search="copy").total == 0
+    page = store.search("alpha", limit=5)
+    assert page.total == 23 * 2 + 2 and len(page.notes) == 5
+    assert store.list(search="alpha").total == 48
+    # With nothing hidden, the count comes from FTS5 alone and agrees with the join.
+    (sandbox.project_dir() / "zz-copy.json").unlink()
+    assert store.search("copy").total == 0
+    assert store.search("alpha").total == 48
+    assert store.search("gamma", scope="global").total == 23
+    assert store.search("alpha", tags=["three"]).total == 16
+    assert {n.scope for n in store.search("gamma").notes} == {Scope.GLOBAL}
