@@ -62,7 +62,8 @@ async def test_every_memory_file_is_checked_without_opening_it(ws: Workspace, st
     files = build_findings_tree(ws)
     lsp = await start()
     expected = await check_findings(ws, files)
-    assert {f[2] for found in expected.values() for f in found} == {"unreadable", "duplicate", "redundant"}
+    assert {f[2] for found in expected.values() for f in found} == {"unreadable", "encoding", "duplicate",
+                                                                    "redundant"}
     for path in files:
         diags = await lsp.wait_diagnostics(path, lambda d, p=path: as_findings(d) == expected[p])
         assert all(d.source == "memory-lens" for d in diags)
@@ -71,9 +72,13 @@ async def test_every_memory_file_is_checked_without_opening_it(ws: Workspace, st
     assert published <= {uri_of(p) for p in files}
 
     # Unreadable files: an error on line 0 of their own URI.
-    for rel in ("work/proj/bad/GEMINI.md", "work/proj/nul/GEMINI.md", "work/proj/dir/GEMINI.md"):
+    (diag,) = lsp.diagnostics(ws.path("work/proj/dir/GEMINI.md"))
+    assert (diag.code, diag.severity, diag.range.start.line) == ("unreadable", types.DiagnosticSeverity.Error, 0)
+    # Bad bytes: a warning from the first bad byte (loaded as the agent loads it).
+    for rel, character in (("work/proj/bad/GEMINI.md", len("- caf")), ("work/proj/nul/GEMINI.md", len("- a NUL "))):
         (diag,) = lsp.diagnostics(ws.path(rel))
-        assert (diag.code, diag.severity, diag.range.start.line) == ("unreadable", types.DiagnosticSeverity.Error, 0)
+        assert (diag.code, diag.severity, diag.range.start) == (
+            "encoding", types.DiagnosticSeverity.Warning, types.Position(line=0, character=character))
 
     # Ranges cover the whole entry, in the client's position encoding.
     (redundant,) = [d for d in lsp.diagnostics(ws.proj / "GEMINI.md") if d.code == "redundant"]

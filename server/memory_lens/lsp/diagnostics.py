@@ -23,7 +23,7 @@ from lsprotocol import types
 
 from memory_lens.core.checks import DUPLICATE, REDUNDANT, Finding, Severity
 from memory_lens.core.markdown import split_lines
-from memory_lens.lsp.convert import lines_range, path_to_uri
+from memory_lens.lsp.convert import client_column, line_text, lines_range, path_to_uri
 from memory_lens.lsp.protocol import DIAGNOSTIC_SOURCE
 from memory_lens.lsp.store import MemoryStore
 
@@ -62,6 +62,8 @@ def to_diagnostic(f: Finding, lines: list[str], encoding: Any, entry: str | None
     end = max(start, (f.end_line or f.line) - 1)
     rng = lines_range(lines, start, end, encoding) if lines else types.Range(
         start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+    if f.column > 1 and lines:  # a bad byte, an import's '@': the range starts there
+        rng.start = types.Position(line=start, character=client_column(line_text(lines, start), f.column - 1, encoding))
     message = "first occurrence" if f.code == DUPLICATE else "the more general copy"
     related = [related_information(_uri(loc.path), max(loc.line - 1, 0), message if i == 0 else "another copy")
                for i, loc in enumerate(f.related)]
