@@ -320,3 +320,15 @@ async def test_save_memory_into_a_project_whose_memory_file_links_out_is_refused
         message = await fails(client, "remove_memory_entry", text="keep me", scope="project")
         assert "refusing to write through it" in message
     assert ws.snapshot() == before
+
+
+async def test_save_memory_through_a_link_out_is_refused_before_asking(ws: Workspace, proj: Path) -> None:
+    """With a client that can be asked, the refusal comes first: no question (which would show a
+    diff of ~/.bashrc), nothing written."""
+    bashrc = ws.write("home/.bashrc", "export SECRET=1\n")
+    ws.symlink("proj/GEMINI.md", str(bashrc))
+    elicit = Elicitations()  # no answers queued: any question fails the test
+    async with session(ws, proj, elicit) as client:
+        message = await fails(client, "save_memory", fact="planted")
+        assert "refusing to write through it" in message and "SECRET" not in message
+    assert elicit.asked == [] and bashrc.read_text() == "export SECRET=1\n"

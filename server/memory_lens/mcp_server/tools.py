@@ -22,13 +22,14 @@ from memory_lens.core.entries import (
     remove_entry,
     resolve_scope,
     save_entry,
+    write_area,
 )
 from memory_lens.core.files import read_memory_file
 from memory_lens.core.markdown import clean_entry_text
 from memory_lens.core.merge import load_memory
 from memory_lens.core.notes import NoteError, NotesStore, StoredNote
 from memory_lens.core.settings import Settings
-from memory_lens.core.writer import MemoryFileError
+from memory_lens.core.writer import MemoryFileError, allowed_target
 from memory_lens.mcp_server.approvals import Approvals
 from memory_lens.mcp_server.schemas import AGENTS, MAX_PAGE
 
@@ -154,6 +155,10 @@ def plan_save(ctx: ToolContext, fact: str, scope: str | None) -> SavePlan:
     except NoProjectError as err:
         raise ToolFailure(str(err)) from None
     path = memory_file_for(chosen, root, ctx.settings)
+    try:  # a link out of the project is refused before its target is read or shown in a diff
+        allowed_target(path, write_area(chosen, root, ctx.settings, path))
+    except MemoryFileError as err:
+        raise ToolFailure(str(err)) from None
     current = read_memory_file(path)
     if current.exists and not current.ok:
         raise ToolFailure(f"{path}: {current.reason}; fix or remove it, then try again")
