@@ -28,6 +28,8 @@ from .harness import (
     EFFECTIVE,
     FEATURE_CLIENTS,
     REQUEST_FAILED,
+    SAVE_GLOBAL,
+    SAVE_PROJECT,
     Session,
     Workspace,
     wait_for,
@@ -115,6 +117,27 @@ async def test_save_through_a_link_out_of_the_project_is_refused(ws: Workspace, 
     await refused(lsp, CMD_REMOVE, {"text": "keep me", "scope": "project", "uri": app})
     await refused(lsp, CMD_MOVE, {"uri": lsp.uri(ws.proj / "GEMINI.md"), "line": 2, "scope": "global"})
     assert bashrc.read_bytes() == BASHRC
+
+
+@pytest.mark.clients(*FEATURE_CLIENTS)
+async def test_no_save_action_writes_through_a_link_out_of_the_project(ws: Workspace, start: Starter) -> None:
+    """"Save selection to project memory" would be an edit the client applies through the link:
+    it is offered disabled, with the reason (clients without disabledSupport: not at all)."""
+    bashrc = ws.write("home/.bashrc", BASHRC)
+    os.unlink(ws.proj / "GEMINI.md")
+    os.symlink(bashrc, ws.proj / "GEMINI.md")
+    lsp = await start()
+    app = ws.proj / "src" / "app.py"
+    lsp.open(app, language="python")
+    actions = await lsp.code_actions(app, (0, 0), (0, 10))
+    project = [a for a in actions if a.title == SAVE_PROJECT]
+    if lsp.supports("text_document.code_action.disabled_support"):
+        (action,) = project
+        assert action.edit is None and action.command is None
+        assert "is a link to" in action.disabled.reason and "refusing to write through it" in action.disabled.reason
+    else:
+        assert project == []
+    assert any(a.title == SAVE_GLOBAL and a.disabled is None for a in actions)  # global memory is fine
 
 
 @pytest.mark.clients("visual-studio-code")  # the opt-in does not depend on the client's capabilities

@@ -30,6 +30,7 @@ from memory_lens.core.entries import memory_file_for
 from memory_lens.core.files import BOM, FileStatus, too_large_reason
 from memory_lens.core.markdown import Entry, clean_entry_text, parse, split_lines, strip_eol
 from memory_lens.lsp import protocol
+from memory_lens.lsp.commands import write_refusal
 from memory_lens.lsp.convert import plain, uri_to_path
 from memory_lens.lsp.edits import add_entry_edit, can_create_files, remove_entry_edit
 from memory_lens.lsp.effective import uri_target_dir
@@ -168,6 +169,9 @@ def save_action(ls: MemoryLensServer, uri: str, text: str, scope: Scope) -> type
     if scope is Scope.PROJECT and root is None:
         return _disabled(ls, title, "This file is not inside a project (no .git found above it)")
     path = memory_file_for(scope, root, ls.settings)
+    refusal = write_refusal(ls, path)  # outside the workspace, or a link out of its project
+    if refusal is not None:
+        return _disabled(ls, title, refusal)
     content, reason = _current_text(ls, path)
     if content is None:
         return _disabled(ls, title, f"{path} {reason}")

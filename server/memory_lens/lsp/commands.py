@@ -89,6 +89,16 @@ def allowed_path(ls: MemoryLensServer, path: Path) -> Path:
         raise RequestFailed(message=f"{err}; nothing changed") from None
 
 
+def write_refusal(ls: MemoryLensServer, path: Path) -> str | None:
+    """Why a command (or an edit the server offers) may not write memory file PATH; None when it
+    may: PATH is inside the workspace (`allowed_path`) and its final target inside its area."""
+    try:
+        allowed_target(allowed_path(ls, path), area_of(ls, path))
+    except (RequestFailed, MemoryFileError) as err:
+        return str(err.message if isinstance(err, RequestFailed) else err)
+    return None
+
+
 def context_dir(ls: MemoryLensServer, uri: str | None) -> Path | None:
     """`target_dir_for` URI, once URI (when it names a file path) is allowed."""
     if uri is not None and (requested := uri_to_path(uri)) is not None:
