@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NoReturn, Sequence
 
 from memory_lens import __version__
-from memory_lens.core.checks import Severity, check_paths
+from memory_lens.core.checks import Severity, check_targets
 from memory_lens.core.discovery import Scope, TargetError, resolve_target
 from memory_lens.core.edit import EntryTextError
 from memory_lens.core.entries import (
@@ -26,7 +26,7 @@ from memory_lens.core.entries import (
 )
 from memory_lens.core.large_files import has_too_large, show_warnings, write_effective
 from memory_lens.core.markdown import escape_controls
-from memory_lens.core.merge import load_memory
+from memory_lens.core.merge import Memory, load_memory
 from memory_lens.core.settings import Settings, SettingsError, resolve_settings
 from memory_lens.core.writer import MemoryFileError
 
@@ -66,10 +66,24 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
+class _GivenOptions(argparse.Namespace):
+    """The parsed command line. The options every command takes (`_common`) are accepted before
+    the command as well as after it (`memory-lens --global-dir ~/g show`): argparse parses a
+    command's options into a fresh namespace, whose defaults would then replace the values given
+    before the command. Here a default (None or False) never replaces a value already given;
+    given on both sides, the one after the command wins."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if (value is None or value is False) and getattr(self, name, None) not in (None, False):
+            return
+        super().__setattr__(name, value)
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _common()
-    parser = _Parser(prog=PROG, description="See and safely edit the memory files AI coding agents load "
-                                            "(GEMINI.md and friends).")
+    parser = _Parser(prog=PROG, parents=[common],
+                     description="See and safely edit the memory files AI coding agents load (GEMINI.md and "
+                                 "friends). The memory file options below go before or after the command.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -85,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("add", parents=[common], help="save an entry under '## Gemini Added Memories'",
                        description="Save TEXT as a '- ' entry under '## Gemini Added Memories'. "
                                    "Use -- before TEXT when it starts with '-'.")
-    p.add_argument("text", metavar="TEXT")
+    p.add_argument("text", metavar="TEXT",
+                   help="the entry to save: '#' and list markers in front are dropped, further lines stay "
+                        "in the entry")
     p.add_argument("--scope", choices=["project", "global"], default=None,
                    help=scope_help + " (default: project inside a project, else global)")
     p.add_argument("--dir", metavar="PATH", default=None, help="where to look for the project (default: cwd)")
@@ -93,13 +109,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", parents=[common], help="list the entries of the memory chain",
                        description="List the entries (top-level list items) of every memory file of the chain.")
-    p.add_argument("--scope", choices=["project", "global", "all"], default="all")
+    p.add_argument("--scope", choices=["project", "global", "all"], default="all",
+                   help="global: the global files only; project: the files of the chain below them; "
+                        "all: both (default)")
     p.add_argument("--dir", metavar="PATH", default=None, help="a file or directory (default: cwd)")
-    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--format", choices=["text", "json"], default="text",
+                   help="text: one 'PATH:LINE: [SCOPE] TEXT' line per entry; json: an array of entries")
 
     p = sub.add_parser("remove", parents=[common], help="remove an entry",
                        description="Remove the first entry (in `list` order) whose normalised text matches TEXT.")
-    p.add_argument("text", metavar="TEXT")
+    p.add_argument("text", metavar="TEXT",
+                   help="the entry to remove, matched as `list` shows it (case, spacing and final "
+                        "punctuation aside)")
     p.add_argument("--scope", choices=["project", "global"], default=None,
                    help="only look in project or global files (default: both)")
     p.add_argument("--dir", metavar="PATH", default=None, help="a file or directory (default: cwd)")
@@ -108,10 +129,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", parents=[common], help="check memory files for problems",
                        description="Check memory files: unreadable (error), duplicate (warning), "
                                    "redundant (information), over-budget (warning). A FILE is checked "
-                                   "against the more general files of its chain; a DIR (default: cwd) "
-                                   "checks every file of its chain.")
-    p.add_argument("paths", nargs="*", metavar="PATH")
-    p.add_argument("--format", choices=["text", "json"], default="text")
+                                   "against the more general files of its chain; a DIR checks its chain and "
+                                   "every memory file under it (.gitignore and .geminiignore honoured), as the "
+                                   "language server does; no PATH checks the project of the current directory.")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="a memory file, or a directory: its chain and every memory file under it "
+                        "(default: the project root of the current directory; outside a project, the "
+                        "current directory's chain)")
+    p.add_argument("--format", choices=["text", "json"], default="text",
+                   help="text: one 'PATH:LINE:COLUMN: SEVERITY: MESSAGE [CODE]' line per finding, a summary "
+                        "on stderr; json: an array of findings")
     p.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     p.add_argument("--budget", type=_non_negative_int, default=None, metavar="BYTES",
                    help="size budget of merged memory in UTF-8 bytes (default: $MEMORY_LENS_BUDGET, else 32768)")
@@ -203,7 +230,20 @@ def cmd_show(args: argparse.Namespace) -> int:
         out = memory.text
     if out:
         sys.stdout.write(out + "\n")
+    if not memory.text and args.format != "json":
+        _info(_no_memory(memory, settings))
     return EXIT_OK
+
+
+def _no_memory(memory: Memory, settings: Settings) -> str:
+    """What `show` says on stderr when the agent loads no memory at all (stdout stays empty)."""
+    where = memory.target_dir
+    if memory.sources:
+        return (f"no memory for {where}: its {len(memory.sources)} memory file(s) are empty or were "
+                "skipped (see the warnings above, or --debug)")
+    names = " or ".join(settings.filenames)
+    return (f"no memory for {where}: no {names} found in the global directory {settings.global_dir} nor in the "
+            f"directories an agent loads for it (--debug lists them); save a first entry with: {PROG} add \"TEXT\"")
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -258,9 +298,10 @@ def cmd_remove(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     settings = _settings(args)
     try:
-        findings = check_paths(args.paths, settings)
+        report = check_targets(args.paths, settings)
     except TargetError as err:
         raise Failure(str(err)) from None
+    findings = report.findings
     if args.format == "json":
         sys.stdout.write(json.dumps([f.to_json() for f in findings], ensure_ascii=False, indent=2) + "\n")
     else:
@@ -269,8 +310,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     errors = sum(f.severity is Severity.ERROR for f in findings)
     warnings = sum(f.severity is Severity.WARNING for f in findings)
     if args.format == "text":
-        _info(f"{len(findings)} finding(s): {errors} error(s), {warnings} warning(s)" if findings
-              else "no problems found")
+        if not args.paths and report.project_root is None:
+            _info("not inside a project (no .git found above the current directory): checked the files the "
+                  f"current directory loads; to check every memory file under a directory: {PROG} check DIR")
+        checked = f"checked {len(report.files)} memory file(s): " if report.files else "no memory files found: "
+        _info(checked + (f"{len(findings)} finding(s): {errors} error(s), {warnings} warning(s)" if findings
+                         else "no problems found"))
     return EXIT_FAIL if errors or (args.strict and warnings) else EXIT_OK
 
 
@@ -316,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     debug = False
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(argv, namespace=_GivenOptions())
         debug = bool(getattr(args, "debug", False))
         return COMMANDS[args.command](args)
     except UsageError as err:

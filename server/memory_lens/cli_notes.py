@@ -68,18 +68,20 @@ def add_notes_parser(sub: Any, common: argparse.ArgumentParser, parser_class: ty
     cmds = notes.add_subparsers(dest="notes_command", metavar="SUBCOMMAND", parser_class=parser_class)
     cmds.required = True
     write_scope = {"choices": ["project", "global"], "default": None}
-    read_scope = {"choices": ["project", "global", "both"], "default": "both"}
+    read_scope = {"choices": ["project", "global", "both"], "default": "both",
+                  "help": "which notes: the project's, the global ones, or both (default)"}
+    name_help = "the note's name: 1-128 characters, any language"
 
     p = cmds.add_parser("create", parents=parents, help="create a note",
                         description="Create note NAME. Content: CONTENT, --file PATH, or - (stdin).")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help=name_help)
     _content_args(p)
     p.add_argument("--tag", action="append", default=None, metavar="TAG", help="a tag; repeat for several")
     p.add_argument("--scope", **write_scope, help="default: project inside a project, else global")
 
     p = cmds.add_parser("read", parents=parents, help="print a note",
                         description="Print note NAME: the project's, else the global one.")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help=name_help)
     p.add_argument("--scope", **write_scope, help="only look there (default: project, then global)")
 
     p = cmds.add_parser("list", parents=parents, help="list notes",
@@ -92,7 +94,7 @@ def add_notes_parser(sub: Any, common: argparse.ArgumentParser, parser_class: ty
     p = cmds.add_parser("edit", parents=parents, help="change a note's content or tags",
                         description="Replace the content (CONTENT, --file PATH, or - for stdin) and/or the tags "
                                     "of note NAME. Without content or tags, open it in $VISUAL or $EDITOR.")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help=name_help)
     _content_args(p)
     p.add_argument("--tag", action="append", default=None, metavar="TAG", help="replace the tags; repeat for several")
     p.add_argument("--no-tags", action="store_true", help="remove every tag")
@@ -101,33 +103,33 @@ def add_notes_parser(sub: Any, common: argparse.ArgumentParser, parser_class: ty
 
     p = cmds.add_parser("delete", parents=parents, help="delete a note",
                         description="Delete note NAME (the project's, else the global one).")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help=name_help)
     p.add_argument("--scope", **write_scope, help="only look there (default: project, then global)")
     p.add_argument("--revision", default=None, metavar="REV", help="fail if the note is no longer at this revision")
 
     p = cmds.add_parser("search", parents=parents, help="full-text search, best first",
                         description='Search notes, best match first (BM25). QUERY: words (all must match), '
                                     '"a phrase", prefix*, and OR between groups of words.')
-    p.add_argument("query", metavar="QUERY")
+    p.add_argument("query", metavar="QUERY", help='words (all must match), "a phrase", prefix*, OR')
     p.add_argument("--tag", action="append", default=None, metavar="TAG", help="only notes with this tag (repeat: all of them)")
     p.add_argument("--scope", **read_scope)
     _page_args(p)
 
     p = cmds.add_parser("backup", parents=parents, help="write the note files into one archive",
                         description="Write the note files of one or both scopes into ARCHIVE (.tar.gz).")
-    p.add_argument("archive", metavar="ARCHIVE")
+    p.add_argument("archive", metavar="ARCHIVE", help="the archive file to write (.tar.gz)")
     p.add_argument("--scope", **read_scope)
 
     p = cmds.add_parser("restore", parents=parents, help="put notes back from a backup",
                         description="Restore note files from ARCHIVE. A different note already there is a "
                                     "conflict, kept unless --replace.")
-    p.add_argument("archive", metavar="ARCHIVE")
+    p.add_argument("archive", metavar="ARCHIVE", help="an archive written by `notes backup`")
     p.add_argument("--scope", **read_scope)
     p.add_argument("--replace", action="store_true", help="overwrite notes that differ from the backup")
 
     p = cmds.add_parser("export", parents=parents, help="write notes as JSON Lines or Markdown",
                         description="Export notes to FILE (default: stdout) as JSON Lines or a Markdown bundle.")
-    p.add_argument("file", nargs="?", default="-", metavar="FILE")
+    p.add_argument("file", nargs="?", default="-", metavar="FILE", help="where to write (default: - for stdout)")
     p.add_argument("--as", dest="as_format", choices=["jsonl", "markdown"], default=None,
                    help="default: markdown for a .md FILE, else jsonl")
     p.add_argument("--scope", **read_scope)
@@ -136,7 +138,7 @@ def add_notes_parser(sub: Any, common: argparse.ArgumentParser, parser_class: ty
     p = cmds.add_parser("import", parents=parents, help="read notes from JSON Lines or Markdown",
                         description="Import notes from FILE (- for stdin). A different note of the same name "
                                     "is a conflict, kept unless --replace.")
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", help="the JSON Lines or Markdown file to read, or - for stdin")
     p.add_argument("--as", dest="as_format", choices=["jsonl", "markdown"], default=None,
                    help="default: detected from the content")
     p.add_argument("--scope", **write_scope, help="put every note there (default: each note's own scope)")

@@ -60,11 +60,11 @@ def test_json_shape_is_exact(findings_tree: Workspace) -> None:
         assert f["severity"] in ("error", "warning", "information", "hint")
 
 
-def test_no_path_means_the_cwd(findings_tree: Workspace) -> None:
+def test_no_path_means_the_project_of_the_cwd(findings_tree: Workspace) -> None:
     ws = findings_tree
     by_cwd = ws.run("check", "--format", "json", cwd=ws.path("p/sub"))
-    by_dir = ws.run("check", "--format", "json", str(ws.path("p/sub")))
-    assert by_cwd.json() == by_dir.json()
+    by_root = ws.run("check", "--format", "json", str(ws.path("p")))
+    assert by_cwd.json() == by_root.json() and len(by_cwd.json()) == 4
 
 
 def test_file_is_checked_against_more_general_files_only(findings_tree: Workspace) -> None:

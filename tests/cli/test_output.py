@@ -65,7 +65,8 @@ def test_show_annotated(sample: Workspace) -> None:
 def test_show_with_nothing_prints_nothing(ws: Workspace) -> None:
     for fmt in ("text", "annotated"):
         result = ws.ok("show", "--format", fmt)
-        assert (result.stdout, result.stderr) == ("", "")
+        assert result.stdout == ""  # only the hint, on stderr (tests/cli/test_guidance.py)
+        assert result.stderr.startswith("memory-lens: no memory for ") and result.stderr.count("\n") == 1
 
 
 @pytest.mark.parametrize(

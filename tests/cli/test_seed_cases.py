@@ -25,17 +25,25 @@ def test_1_1_global_file_is_read(ws: Workspace) -> None:
     assert result.stderr == ""
 
 
+def assert_no_memory(result) -> None:
+    """An empty result: nothing on stdout, no warning or error, only the hint `show` gives when
+    there is no memory at all (issue 12)."""
+    assert result.stdout == ""
+    assert result.stderr.startswith("memory-lens: no memory for ") and result.stderr.count("\n") == 1
+    assert "warning" not in result.stderr and "error" not in result.stderr
+
+
 def test_1_1_no_global_file_gives_empty_output(ws: Workspace) -> None:
     ws.mkdir("home/.gemini")
     result = ws.ok("show")
-    assert (result.stdout, result.stderr) == ("", "")
+    assert_no_memory(result)
     assert ws.json("show") == {"text": "", "project_root": None, "sources": []}
 
 
 def test_1_1_no_global_directory_gives_empty_output(ws: Workspace) -> None:
     assert not ws.global_dir.exists()
     result = ws.ok("show")
-    assert (result.stdout, result.stderr) == ("", "")
+    assert_no_memory(result)
 
 
 # Step 1.2: the files of the hierarchy, general to specific ----------------------------------
@@ -178,7 +186,7 @@ def test_3_1_outside_any_project_only_global(test_project: Workspace) -> None:
 def test_3_1_outside_any_project_without_global_is_empty(ws: Workspace) -> None:
     ws.mkdir("home/scratch")
     result = ws.ok("show", cwd=ws.path("home/scratch"))
-    assert (result.stdout, result.stderr) == ("", "")
+    assert_no_memory(result)
 
 
 # Step 5.1: an unreadable file in the hierarchy -----------------------------------------------
@@ -276,5 +284,5 @@ def test_6_1_missing_files_are_silent_without_debug(ws: Workspace) -> None:
     ws.project("p")
     ws.mkdir("p/a/b")
     result = ws.ok("show", cwd=ws.path("p/a/b"))
-    assert (result.stdout, result.stderr) == ("", "")
+    assert_no_memory(result)
     assert os.listdir(ws.path("p/a/b")) == []

@@ -206,3 +206,27 @@ def test_text_with_a_closed_fence_stays_one_entry() -> None:
     entries = parse(plan.content).entries
     assert [e.text for e in entries] == ["one", "run:\n```\nmake check\n```"]
     assert plan_add(plan.content, "two").content.endswith("  ```\n- two\n")
+
+
+@pytest.mark.parametrize(("content", "text", "after"), [
+    ("# Shop\nA Django shop.\n\n## Gemini Added Memories\n- Use pnpm\n", "Use pnpm", "# Shop\nA Django shop.\n"),
+    ("## Gemini Added Memories\n- only\n", "only", ""),
+    ("## Gemini Added Memories\n- only\n\n# Next\n", "only", "# Next\n"),
+    ("# P\n\n## Gemini Added Memories\n\n- a\n\n## X\n", "a", "# P\n\n## X\n"),
+    ("# P\r\n\r\n## Gemini Added Memories\r\n- a\r\n", "a", "# P\r\n"),
+    ("# P\n\n## Gemini Added Memories\n- a\n---\n- b\n", "a", "# P\n\n---\n- b\n"),
+    # Something else under the heading keeps it.
+    ("## Gemini Added Memories\n- a\n- b\n", "a", "## Gemini Added Memories\n- b\n"),
+    ("## Gemini Added Memories\ntext\n- a\n", "a", "## Gemini Added Memories\ntext\n"),
+    ("## Gemini Added Memories\n- a\n### Sub\n", "a", "## Gemini Added Memories\n### Sub\n"),
+    # Not Memory Lens's heading, or not the section holding the entry.
+    ("## Gemini added memories\n- a\n", "a", "## Gemini added memories\n"),
+    ("## Gemini Added Memories\n# Title\n- a\n", "a", "## Gemini Added Memories\n# Title\n"),
+    ("- a\n\n## Gemini Added Memories\n- b\n", "a", "## Gemini Added Memories\n- b\n"),
+])
+def test_removing_the_last_entry_of_the_section_removes_its_heading(content: str, text: str, after: str) -> None:
+    entry = find_entry(parse(content), text)
+    assert entry is not None
+    plan = plan_remove(content, entry)
+    assert plan.content == after
+    assert content[:plan.start] + content[plan.end:] == after  # one span: the language server's edit

@@ -1,7 +1,8 @@
 """Checks over memory files: unreadable, too-large, encoding, duplicate, redundant and over-budget.
 
 `check FILE` checks that file against the more general files of its directory's chain;
-checking a directory checks every file of that directory's chain the same way. The language
+checking a directory checks every file of that directory's chain and every memory file under
+it (the language server's scan) the same way. The language
 server publishes the same findings as diagnostics, so both always agree.
 """
 
@@ -16,9 +17,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
-from memory_lens.core.discovery import TargetError, resolve_target
+from memory_lens.core.discovery import TargetError, find_project_root, resolve_target
 from memory_lens.core.files import EncodingIssue, FileStatus, read_memory_file
-from memory_lens.core.imports import IMPORT_CODES, expand_imports, import_problems
+from memory_lens.core.imports import IMPORT_CODES, ImportNode, expand_imports, import_problems
 from memory_lens.core.markdown import Entry, entry_keys, parse
 from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens, load_memory, utf8_size
 from memory_lens.core.settings import Settings
@@ -225,14 +226,13 @@ def budget_finding(path: Path, size: int, tokens: int, settings: Settings) -> Fi
 Indexer = Callable[[Path, str], FileEntries]
 
 
-def import_findings(path: Path, text: str) -> list[Finding]:
-    """The `@path` imports of memory file PATH (with TEXT) that Gemini CLI cannot follow, each on
-    the line of the file's own mention (a failure nested below an import is reported there)."""
-    if "@" not in text:
-        return []
+def import_findings(path: Path, text: str, imports: Sequence[ImportNode]) -> list[Finding]:
+    """The `@path` imports of memory file PATH (with TEXT; IMPORTS its mentions) that Gemini CLI
+    cannot follow, each on the line of the file's own mention (a failure nested below an import is
+    reported there)."""
     return [Finding(path, p.node.line, p.node.start - text.rfind("\n", 0, p.node.start), p.code, p.message,
                     p.node.line)
-            for p in import_problems(expand_imports(text, path).imports)]
+            for p in import_problems(tuple(imports))]
 
 
 def check_content(
@@ -254,8 +254,9 @@ def check_content(
     usable = [s for s in general if s.readable]
     own = indexer(path, text)
     others = [indexer(s.path, s.text) for s in usable]
-    findings = import_findings(path, text) + check_entries(own, others, grouped)
-    size, tokens = merged_size([*(s.content for s in usable), text])
+    expansion = expand_imports(text, path)  # what the agent gets from this file
+    findings = import_findings(path, text, expansion.imports) + check_entries(own, others, grouped)
+    size, tokens = merged_size([*(s.content for s in usable), expansion.text])
     over = budget_finding(path, size, tokens, settings)
     return ([over] if over else []) + findings
 
@@ -302,19 +303,70 @@ def check_memory(memory: Memory, settings: Settings) -> list[Finding]:
     return findings
 
 
-def check_paths(paths: Sequence[str | os.PathLike[str]], settings: Settings) -> list[Finding]:
-    """Check each PATH (a memory file, or a directory meaning its whole chain); no repeats."""
+@dataclass(frozen=True)
+class CheckReport:
+    """What `check` did: the findings (each once) and every memory file it checked, in order."""
+
+    findings: list[Finding]
+    files: list[Path]
+    project_root: Path | None = None  # the project `check` without a PATH checked, if any
+
+
+def check_tree(directory: Path, settings: Settings) -> tuple[list[Finding], list[Path]]:
+    """Check DIRECTORY's chain and every memory file under it, each against the more general
+    files of its own chain. The files under it are those the language server finds: the same
+    scan (`find_memory_files`), which prunes what .gitignore, .git/info/exclude and .geminiignore
+    exclude."""
+    from memory_lens.core.scan import find_memory_files  # only `check DIR` walks a tree
+
+    memory = load_memory(directory, settings)
+    findings = check_memory(memory, settings)
+    files = [s.path for s in memory.sources]
+    done = set(files)
+    for path in find_memory_files(directory, settings.filenames):
+        if path in done:
+            continue
+        try:
+            findings.extend(check_file(path, settings))
+        except TargetError:  # removed since the scan found it
+            continue
+        files.append(path)
+    return findings, files
+
+
+def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings) -> CheckReport:
+    """Check each PATH: a memory file against the more general files of its chain; a directory:
+    its chain and every memory file under it (`check_tree`). Without PATHs: the project of the
+    current directory (its root as a directory), or outside any project the current directory's
+    chain. Each finding and each file is reported once."""
     findings: list[Finding] = []
+    files: dict[Path, None] = {}  # ordered, each once
     seen: set[tuple[str, int, str]] = set()
+    project_root = None
     for raw in paths or [None]:
-        p = Path(os.path.abspath(os.path.expanduser(os.fspath(raw)))) if raw is not None else None
-        if p is None or os.path.isdir(p):
-            batch = check_memory(load_memory(resolve_target(p), settings), settings)
+        if raw is None:
+            target = resolve_target(None)
+            project_root = find_project_root(target)
+            if project_root is None:
+                memory = load_memory(target, settings)
+                batch, checked = check_memory(memory, settings), [s.path for s in memory.sources]
+            else:
+                batch, checked = check_tree(project_root, settings)
         else:
-            batch = check_file(p, settings)
+            p = Path(os.path.abspath(os.path.expanduser(os.fspath(raw))))
+            if os.path.isdir(p):
+                batch, checked = check_tree(resolve_target(p), settings)
+            else:
+                batch, checked = check_file(p, settings), [p]
+        files.update(dict.fromkeys(checked))
         for f in batch:
             key = (str(f.path), f.line, f.code)
             if key not in seen:
                 seen.add(key)
                 findings.append(f)
-    return findings
+    return CheckReport(findings, list(files), project_root)
+
+
+def check_paths(paths: Sequence[str | os.PathLike[str]], settings: Settings) -> list[Finding]:
+    """The findings of `check_targets`."""
+    return check_targets(paths, settings).findings
