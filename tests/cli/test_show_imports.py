@@ -96,3 +96,14 @@ def test_check_reports_imports_the_agent_cannot_follow(ws: Workspace) -> None:
          "Gemini CLI leaves it as text"),
     ]
     assert ws.run("check", "--strict", str(ws.path("p/GEMINI.md"))).rc == 1
+
+
+def test_budget_counts_what_imports_pull_in(ws: Workspace) -> None:
+    ws.project("p")
+    ws.write("p/GEMINI.md", "@./big.md\n")
+    ws.write("p/big.md", "- " + "x" * 200 + "\n")
+    shown = ws.ok("show", cwd=ws.path("p")).stdout
+    assert len(shown.encode()) > 200
+    result = ws.run("check", "--format", "json", "--budget", "150", str(ws.path("p/GEMINI.md")))
+    assert [f["code"] for f in result.json()] == ["over-budget"], result
+    assert str(len(shown.encode()) - 1) in result.json()[0]["message"]  # the size `show` prints
