@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from memory_lens.core import imports
 from memory_lens.core.imports import (
-    CYCLE, DEPTH, IMPORTED, NOT_FOUND, OUTSIDE_ROOT, UNREADABLE, URL, code_regions, decode_uri_component,
-    expand_imports, find_mentions, js_resolve, js_trim,
+    CYCLE, DEPTH, IMPORTED, LIMIT, MAX_IMPORT_READS, NOT_FOUND, OUTSIDE_ROOT, UNREADABLE, URL, code_regions,
+    decode_uri_component, expand_imports, find_mentions, import_problems, js_resolve, js_trim,
 )
 
 
@@ -116,3 +117,32 @@ def test_text_without_mentions_is_returned_as_is(tmp_path: Path) -> None:
     text = "no imports here, not even me@example.com"
     got = expand_imports(text, tmp_path / "GEMINI.md")
     assert got.text is text and got.imports == ()
+
+
+def test_imports_that_multiply_stop_at_a_bound(tmp_path: Path) -> None:
+    """A hostile tree: every level mentions the next one 100 times (10^8 imports for the agent).
+    Memory Lens reads at most MAX_IMPORT_READS files for one memory file, then marks the rest."""
+    for name, nxt in (("a", "b"), ("b", "c"), ("c", "d"), ("d", "e")):
+        (tmp_path / f"{name}.md").write_text(f"@./{nxt}.md\n" * 100)
+    (tmp_path / "e.md").write_text("end")
+    got = expand_imports("@./a.md", tmp_path / "GEMINI.md")
+    statuses = []
+
+    def walk(nodes):
+        for n in nodes:
+            statuses.append(n.status)
+            walk(n.children)
+    walk(got.imports)
+    assert statuses.count(IMPORTED) == MAX_IMPORT_READS and LIMIT in statuses
+    assert "read more than 5000 files (Memory Lens's limit)" in got.text
+    (problem,) = [p for p in import_problems(got.imports) if p.culprit.status == LIMIT]
+    assert problem.code == "import-depth" and "is not expanded" in problem.message
+
+
+def test_an_import_over_the_byte_bound_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(imports, "MAX_IMPORTED_BYTES", 10)
+    (tmp_path / "big.md").write_text("x" * 11)
+    (tmp_path / "small.md").write_text("y" * 10)
+    got = expand_imports("@./small.md @./big.md", tmp_path / "GEMINI.md")
+    assert [n.status for n in got.imports] == [IMPORTED, LIMIT]
+    assert "more than 10 bytes (Memory Lens's limit)" in got.imports[1].message

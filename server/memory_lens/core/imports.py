@@ -17,6 +17,11 @@ from pathlib import Path
 
 MAX_DEPTH = 5
 BOUNDARY_MARKERS = (".git",)
+# Not Gemini's: a bound on the work one file's imports may cause. The same file imported from
+# many mentions at every level multiplies (Gemini CLI would expand it all, or run out of memory);
+# past either bound a mention becomes a LIMIT failure instead.
+MAX_IMPORTED_BYTES = 16 * 1024 * 1024  # bytes read for one top-level file's imports, all levels
+MAX_IMPORT_READS = 5000  # files read for one top-level file's imports
 
 # JavaScript's String.prototype.trim: WhiteSpace and LineTerminator (ECMA-262), which is not
 # Python's str.strip set (U+FEFF is stripped; U+001C-U+001F and U+0085 are not).
@@ -40,6 +45,7 @@ URL = "url"
 CYCLE = "cycle"
 DEPTH = "depth"
 UNREADABLE = "unreadable"
+LIMIT = "limit"
 
 
 @dataclass(frozen=True)
@@ -49,7 +55,7 @@ class ImportNode:
     file: Path  # the file the mention is in
     line: int  # 1-based
     target: str  # the path as written after '@'
-    status: str  # IMPORTED, NOT_FOUND, OUTSIDE_ROOT, URL, CYCLE, DEPTH or UNREADABLE
+    status: str  # IMPORTED, NOT_FOUND, OUTSIDE_ROOT, URL, CYCLE, DEPTH, UNREADABLE or LIMIT
     path: Path | None  # the file it names (resolved against FILE's directory); None for a URL
     children: tuple["ImportNode", ...] = ()
     message: str = ""  # why it failed, as the agent's comment says it
@@ -236,10 +242,10 @@ def _node_message(err: OSError, syscall: str, path: str | None) -> str:
     return f"{code}: {text}, {syscall}" + (f" '{path}'" if path is not None else "")
 
 
-def read_as_agent(path: str) -> str:
+def read_as_agent(path: str, limit: int = MAX_IMPORTED_BYTES) -> str:
     """The file's text as Node's `fs.readFile(path, 'utf-8')` gives it (U+FFFD for bad bytes, NUL
     and BOM kept). Raises ImportFailure with Node's message; a FIFO or device is refused instead
-    of read, as reading it could block forever."""
+    of read, as reading it could block forever, and a file over LIMIT bytes is not read."""
     try:
         os.stat(path)  # fs.access(path)
     except OSError as err:
@@ -257,7 +263,12 @@ def read_as_agent(path: str) -> str:
         if not stat.S_ISREG(mode):
             raise ImportFailure(f"{path} is not a regular file (a FIFO, socket or device)", errno.EINVAL)
         chunks = []
+        total = 0
         while chunk := os.read(fd, 1 << 20):
+            total += len(chunk)
+            if total > limit:
+                raise ImportFailure(f"{path}: not imported: the imports of this memory file would pull in more "
+                                    f"than {MAX_IMPORTED_BYTES} bytes (Memory Lens's limit)", errno.EFBIG)
             chunks.append(chunk)
     except OSError as err:
         raise ImportFailure(_node_message(err, "read", None), err.errno) from None
@@ -295,11 +306,20 @@ def expand_imports(content: str, file: str | os.PathLike[str], max_depth: int = 
     path = js_resolve(os.getcwd(), os.fspath(file))
     base = posixpath.dirname(path)
     root = project_root_for(base, markers)
-    return _expand(content, path, base, root, frozenset(), 0, max_depth)
+    return _expand(content, path, base, root, frozenset(), 0, max_depth,
+                   _Budget(MAX_IMPORTED_BYTES, MAX_IMPORT_READS))
+
+
+@dataclass
+class _Budget:
+    """What one top-level file's imports may still read (see MAX_IMPORTED_BYTES)."""
+
+    bytes_left: int
+    reads_left: int
 
 
 def _expand(content: str, file: str, base: str, root: str, processed: frozenset[str], depth: int,
-            max_depth: int) -> Expansion:
+            max_depth: int, budget: _Budget) -> Expansion:
     mentions = find_mentions(content)
     if not mentions:
         return Expansion(content, ())
@@ -336,14 +356,22 @@ def _expand(content: str, file: str, base: str, root: str, processed: frozenset[
                                     message="already imported along this chain", start=start, end=end))
             continue
         try:
-            text = read_as_agent(full)
+            if budget.reads_left <= 0:
+                raise ImportFailure(f"{full}: not imported: the imports of this memory file read more than "
+                                    f"{MAX_IMPORT_READS} files (Memory Lens's limit)", errno.EMLINK)
+            budget.reads_left -= 1
+            text = read_as_agent(full, budget.bytes_left)
+            budget.bytes_left -= len(text)
         except ImportFailure as err:
             out.append(f"<!-- Import failed: {target} - {err} -->")
             missing = err.code in (errno.ENOENT, errno.ENOTDIR)
-            nodes.append(ImportNode(Path(file), line, target, NOT_FOUND if missing else UNREADABLE,
+            limited = err.code in (errno.EFBIG, errno.EMLINK)
+            nodes.append(ImportNode(Path(file), line, target,
+                                    NOT_FOUND if missing else LIMIT if limited else UNREADABLE,
                                     Path(full), message=str(err), start=start, end=end))
             continue
-        inner = _expand(text, full, posixpath.dirname(full), root, processed | {full}, depth + 1, max_depth)
+        inner = _expand(text, full, posixpath.dirname(full), root, processed | {full}, depth + 1, max_depth,
+                        budget)
         out.append(f"<!-- Imported from: {target} -->\n{inner.text}\n<!-- End of import from: {target} -->")
         nodes.append(ImportNode(Path(file), line, target, IMPORTED, Path(full), inner.imports,
                                 start=start, end=end, inserted_bytes=len(inner.text.encode("utf-8")),
@@ -364,7 +392,7 @@ IMPORT_CYCLE = "import-cycle"
 IMPORT_DEPTH = "import-depth"
 IMPORT_CODES = (IMPORT_NOT_FOUND, IMPORT_OUTSIDE_ROOT, IMPORT_CYCLE, IMPORT_DEPTH)
 _CODE_OF = {NOT_FOUND: IMPORT_NOT_FOUND, UNREADABLE: IMPORT_NOT_FOUND, OUTSIDE_ROOT: IMPORT_OUTSIDE_ROOT,
-            URL: IMPORT_OUTSIDE_ROOT, CYCLE: IMPORT_CYCLE, DEPTH: IMPORT_DEPTH}
+            URL: IMPORT_OUTSIDE_ROOT, CYCLE: IMPORT_CYCLE, DEPTH: IMPORT_DEPTH, LIMIT: IMPORT_DEPTH}
 
 
 @dataclass(frozen=True)
@@ -385,6 +413,7 @@ class ImportProblem:
             URL: "is a URL (Gemini CLI imports files only)",
             CYCLE: "is already imported along this chain (a cycle): Gemini CLI stops there",
             DEPTH: "is more than 5 imports deep: Gemini CLI leaves it as text",
+            LIMIT: f"is not expanded: {c.message}",
         }[c.status]
         if c is self.node:
             return f"@{c.target} {what}"
