@@ -224,9 +224,9 @@ def decode(body: bytes) -> tuple[Any, bytes, list[str]]:
         raise BadMessage(f"nested deeper than {MAX_DEPTH} levels", _shallow_envelope(text)) from None
     except ValueError as err:
         value, rest = _value_and_rest(text, body, err, bool(problems))
-    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+    if _depth(value) > MAX_DEPTH:
         raise BadMessage(f"nested deeper than {MAX_DEPTH} levels", _top_fields(value))
-    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+    if (b"\\ud" in body or b"\\uD" in body) and _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         problems.append("lone surrogates (\\ud800-\\udfff)")
     return value, rest, problems
 
