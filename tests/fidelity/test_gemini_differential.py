@@ -10,12 +10,14 @@ docs/agents.md. Skipped locally without Node.js and npm; on CI (CI set) their ab
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Callable
 
 import pytest
@@ -26,9 +28,20 @@ REPO = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("gemini_loader.mjs")
 GEMINI_VERSION = "0.61.0"  # the version docs/agents.md was read from
 
-sys.path.insert(0, str(REPO / "benchmarks"))
-from generate import cache_dir  # noqa: E402  (benchmarks/ is not a package)
-from peers import install  # noqa: E402
+
+
+def _benchmark_module(name: str) -> ModuleType:
+    """A module of benchmarks/ (not a package), loaded by path: nothing is put on sys.path."""
+    spec = importlib.util.spec_from_file_location(f"memory_lens_bench_{name}", REPO / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+cache_dir = _benchmark_module("generate").cache_dir  # where the benchmark peers are installed
+install = _benchmark_module("peers").install  # the benchmark's own npm install of the package
 
 
 def _require_node() -> None:
