@@ -117,6 +117,13 @@ async def test_save_through_a_link_out_of_the_project_is_refused(ws: Workspace, 
     await refused(lsp, CMD_REMOVE, {"text": "keep me", "scope": "project", "uri": app})
     await refused(lsp, CMD_MOVE, {"uri": lsp.uri(ws.proj / "GEMINI.md"), "line": 2, "scope": "global"})
     assert bashrc.read_bytes() == BASHRC
+    # Open with unsaved edits: the entry is not put into (or taken from) the buffer either.
+    lsp.open(ws.proj / "GEMINI.md")
+    lsp.change(ws.proj / "GEMINI.md", BASHRC.decode() + "- typed\n")
+    await refused(lsp, CMD_SAVE, {"text": "planted", "scope": "project", "uri": app})
+    await refused(lsp, CMD_REMOVE, {"uri": lsp.uri(ws.proj / "GEMINI.md"), "line": 2})
+    await refused(lsp, CMD_REMOVE, {"text": "keep me", "scope": "project", "uri": app})
+    assert lsp.applied == [] and bashrc.read_bytes() == BASHRC
 
 
 @pytest.mark.clients(*FEATURE_CLIENTS)

@@ -172,6 +172,7 @@ def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
         else:
             chosen, root = resolve_scope(scope, directory)
         path = allowed_path(ls, memory_file_for(chosen, root, ls.settings))
+        allowed_target(path, area_of(ls, path))  # a link out: refused for the buffer too
         doc = unsaved_buffer(ls, path)
         if doc is not None:
             return save_in_buffer(ls, doc, chosen, text)
@@ -232,6 +233,7 @@ def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
         if "line" in args:
             line = _line_arg(args)
             path = _memory_file_arg(ls, args)
+            allowed_target(path, area_of(ls, path))  # a link out: refused for the buffer too
             if (where := _in_buffer(ls, path, _entry_on_disk(ls, path, line))) is not None:
                 return remove_in_buffer(ls, *where, scope_of(ls, path))
             entry = remove_entry_at(path, line - 1, area_of(ls, path))
@@ -245,6 +247,8 @@ def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
                 directory, scope = Path.home(), "global"
             assert text is not None
             match = first_entry(memory_at(ls, directory), text, scope)
+            if match is not None:
+                allowed_target(match[0].path, area_of(ls, match[0].path))
             if match is not None and (where := _in_buffer(ls, match[0].path, match[1])) is not None:
                 return remove_in_buffer(ls, *where, scope_of(ls, match[0].path))
             removed = remove_entry(text, directory, ls.settings, scope,
