@@ -176,6 +176,8 @@ def _check(server: LanguageServer, value: Any, problems: list[str]) -> str | tup
                           f"text with {what}")
         value = replace_surrogates(value)
         notes.append(f"text with {what}, replaced by U+FFFD")
+    # pygls drops everything after shutdown without an answer (upstream: openlawlibrary/pygls#605);
+    # LSP says requests then get InvalidRequest.
     if getattr(server.protocol, "_shutdown", False) and method != "exit":
         return refuse(JsonRpcInvalidRequest(message="the server is shutting down"), "a message after shutdown")
     if method == "shutdown" and params not in (None, {}, []):
