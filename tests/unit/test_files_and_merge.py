@@ -141,6 +141,35 @@ def test_concatenate(contents: list[str | None], expected: str) -> None:
     assert concatenate(contents) == expected
 
 
+def test_concatenate_trims_with_javascripts_whitespace() -> None:
+    """U+FEFF and U+3000 go (JavaScript's trim); U+001C-U+001F and U+0085 stay (Python's strip
+    would take them)."""
+    assert concatenate(["\ufeff\u3000 a \x1c", "\x85b\u2028"]) == "a \x1c\n\n\x85b"
+    assert concatenate(["\ufeff \u00a0", "x"]) == "x"
+
+
+def test_merge_loads_bad_bytes_and_keeps_a_leading_bom_in_the_agents_text() -> None:
+    """A file with bad bytes is loaded and warned about; a BOM stays in the text the imports see,
+    so `@` right after it is not a mention (as in Gemini CLI), and is then trimmed away."""
+    files = {
+        "/p/GEMINI.md": FileRead(Path("/p/GEMINI.md"), FileStatus.OK, "@./x.md", size=10, bom=True,
+                                 real_path=Path("/p/GEMINI.md")),
+        "/p/s/GEMINI.md": read_bad("/p/s/GEMINI.md", b"ok\n\xffend\n"),
+    }
+    memory = merge_plan(_plan(("/p/GEMINI.md", Scope.PROJECT), ("/p/s/GEMINI.md", Scope.PROJECT)), _reader(files))
+    assert memory.text == "@./x.md\n\nok\n\ufffdend"
+    assert [(s.readable, s.imports, s.encoding is not None) for s in memory.sources] == [
+        (True, (), False), (True, (), True)]
+    assert memory.warnings == ["/p/s/GEMINI.md:2: is not valid UTF-8 (bad byte at offset 3); loaded as the "
+                               "agent loads it, each bad byte read as U+FFFD"]
+
+
+def read_bad(path: str, data: bytes) -> FileRead:
+    text, bom, issue = decode_as_agent(data)
+    return FileRead(Path(path), FileStatus.UNUSABLE, text, issue.reason, len(data), Path(path), bom=bom,
+                    encoding=issue)
+
+
 def test_estimate_tokens() -> None:
     assert [estimate_tokens("x" * n) for n in (0, 1, 4, 5, 400)] == [0, 1, 1, 2, 100]
 
