@@ -235,13 +235,16 @@ class NotesStore:
         for fname in names:
             path = loc.directory / fname
             try:
-                read_note_file(path, loc.scope)
+                there = read_note_file(path, loc.scope)
             except NoteNotFoundError:
                 return path
             except NoteFileError as err:
                 if fname == names[-1]:
                     raise NoteFileError(f"{path}: {err}; a note named {name!r} would be written there: "
                                         "fix or remove that file first") from None
+                continue
+            if there.name == name:  # another process created it since the caller looked
+                raise self._exists(name, loc.scope)
         return loc.directory / names[-1]  # taken by another name: create fails with "exists"
 
     def find(self, name: str, scope: Scope) -> StoredNote | None:
