@@ -79,6 +79,11 @@ def test_notes_benchmark_writes_every_key_and_its_targets(notes_results: dict) -
     assert set(notes_results["targets"]) == {"search.server.p99_ms", "list_by_tag.server.p99_ms", "pull.sync_ms",
                                              "build.cold_ms"}
     assert all(t["met"] in (True, False) for t in notes_results["targets"].values())
+    assert set(notes_results["targets_cpu"]) == {"search.server.cpu_p99_ms", "list_by_tag.server.cpu_p99_ms",
+                                                 "pull.sync_cpu_ms", "build.cpu_ms"}
+    assert all(t["met"] in (True, False) for t in notes_results["targets_cpu"].values())
+    broad, selective = notes_results["search"]["server"]["broad"], notes_results["search"]["server"]["selective"]
+    assert broad["queries"] + selective["queries"] == notes_results["search"]["queries"]
 
 
 def test_notes_benchmark_reindexes_exactly_the_pulled_files(notes_results: dict) -> None:
