@@ -103,8 +103,6 @@ def _walk_python(root: Path, names: frozenset[str]) -> list[Path]:
         try:
             entries = list(os.scandir(directory))
         except OSError as err:
-            if directory == root:
-                raise
             _skipped(f"{directory}: {err.strerror or err}")
             continue
         entry_names = {e.name for e in entries}
