@@ -205,9 +205,10 @@ export class NotesView implements vscode.TreeDataProvider<NotesNode>, vscode.Dis
     const { label, description, tooltip } = first
       ? groupLabel(node.scope, node.notes.length, first, os.homedir())
       : { label: node.scope, description: '', tooltip: '' };
-    const item = new vscode.TreeItem(label, node.notes.length + node.problems.length > 0
-      ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
-    item.id = `notes:${node.scope}`;
+    const empty = node.notes.length + node.problems.length === 0;
+    const item = new vscode.TreeItem(label, empty ? vscode.TreeItemCollapsibleState.None : vscode.TreeItemCollapsibleState.Expanded);
+    // VS Code keeps an item's collapsed state by id: a group that gains its first note opens anew.
+    item.id = `notes:${node.scope}:${empty ? 'empty' : 'notes'}`;
     item.description = description;
     item.tooltip = tooltip;
     item.contextValue = `notesGroup.${node.scope}`;
