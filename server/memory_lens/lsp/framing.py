@@ -69,6 +69,13 @@ class FrameReader:
         """Read DATA again, before what the stream holds."""
         self._buf[:0] = data
 
+    def _take(self, count: int) -> bytes:
+        """The first COUNT bytes of the buffer, removed from it (copied once: bodies can be big)."""
+        with memoryview(self._buf) as view:
+            data = bytes(view[:count])
+        del self._buf[:count]
+        return data
+
     def _skip(self, count: int) -> None:
         del self._buf[:count]
         self._skipped += count
@@ -163,8 +170,7 @@ class FrameReader:
             window = min(len(self._buf), length - consumed)
             header = _HEADER_IN_BODY.search(self._buf, max(0, scanned - _MARKER_TAIL), window + _MARKER_TAIL)
             if header is not None and header.start() < window:
-                data = bytes(self._buf[:header.start()])
-                del self._buf[:header.start()]
+                data = self._take(header.start())
                 problem = (f"a message of {consumed + len(data)} bytes, shorter than its "
                            f"Content-Length of {length}: another header starts inside it")
                 if not keep:
@@ -172,8 +178,7 @@ class FrameReader:
                     return None
                 return Body(data, problem)
             if window == length - consumed:
-                data = bytes(self._buf[:window])
-                del self._buf[:window]
+                data = self._take(window)
                 if not keep:
                     self._on_bad(f"a message of {length} bytes, over the limit of {BODY_LIMIT}: skipped")
                     return None
