@@ -236,7 +236,10 @@ def _insert(cleaned: str, content: str, offset: int, text: str, entry_line: int,
 def _section_left_bare(outline: Outline, entry: Entry) -> int | None:
     """The line of the `## Gemini Added Memories` heading whose section holds ENTRY and nothing
     else but blank lines, or None. Removing that entry removes the heading too: an empty heading
-    would still be loaded by agents as memory."""
+    would still be loaded by agents as memory. Only when it is the file's one such heading: `add`
+    writes a heading only into a file without one, so a second one is the user's."""
+    if sum(h.level == 2 and h.title == SECTION_TITLE for h in outline.headings) > 1:
+        return None
     for h in reversed(outline.headings):
         if h.line >= entry.line or h.level != 2:
             continue
