@@ -113,3 +113,22 @@ async def test_effective_is_answered_while_a_large_buffer_is_checked(lsp: Sessio
     diags = await lsp.wait_diagnostics(memory_file, lambda d: len(d) == MAX_DIAGNOSTICS + 1)
     assert diags[-1].message.startswith(f"{131072 + 1 - MAX_DIAGNOSTICS} more finding(s)")  # + over-budget
     await wait_for(lambda: lsp.server_alive())
+
+
+@pytest.mark.clients(*FEATURE_CLIENTS)
+async def test_save_refuses_a_nul_and_writes_other_line_breaks_as_spaces(lsp: Session) -> None:
+    from pygls.exceptions import JsonRpcException
+
+    from .harness import CMD_SAVE, REQUEST_FAILED
+
+    project_file = lsp.ws.proj / "GEMINI.md"
+    before = project_file.read_bytes()
+    with pytest.raises(JsonRpcException) as err:
+        await lsp.command(CMD_SAVE, {"text": "Use pnpm\0# injected", "scope": "project"})
+    assert err.value.code == REQUEST_FAILED and "NUL" in str(err.value)
+    assert project_file.read_bytes() == before
+    result = await lsp.command(CMD_SAVE, {"text": "Use pnpm\u2028# not a heading\x0bnor\x85this", "scope": "project"})
+    assert result["text"] == "Use pnpm # not a heading nor this"
+    written = project_file.read_text(encoding="utf-8")
+    assert "- Use pnpm # not a heading nor this\n" in written
+    assert written.splitlines() == written.split("\n")[:-1]  # no line break but \n
