@@ -209,3 +209,19 @@ def test_reads_from_many_threads(store: MemoryStore, tree: Path) -> None:
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_cached_memory_follows_the_files_it_imports(store: MemoryStore, tree: Path) -> None:
+    """A file imported with @path is not a memory file, yet the merged memory depends on it: a
+    change to it, or a missing import appearing, is seen on the next request."""
+    sibling = tree / "proj" / "sibling"
+    rewrite(sibling / "GEMINI.md", "@./rules.md\n@./later.md\n")
+    (sibling / "rules.md").write_text("- Rule one\n", encoding="utf-8")
+    first = store.memory_for(sibling)
+    assert "- Rule one" in first.text and "Import failed: ./later.md" in first.text
+    assert store.memory_for(sibling) is first  # nothing changed: the cached answer
+    rewrite(sibling / "rules.md", "- Rule two, longer\n")
+    second = store.memory_for(sibling)
+    assert "- Rule two, longer" in second.text and "- Rule one" not in second.text
+    (sibling / "later.md").write_text("- Later\n", encoding="utf-8")
+    assert "- Later" in store.memory_for(sibling).text

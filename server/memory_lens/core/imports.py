@@ -444,6 +444,17 @@ def _failures(nodes: tuple[ImportNode, ...]):
         yield from _failures(node.children)
 
 
+def read_paths(nodes: tuple[ImportNode, ...]) -> set[Path]:
+    """The files whose content or absence decided NODES (a cache of the expansion is stale when
+    one of them changes): those imported, and those that could not be read."""
+    found: set[Path] = set()
+    for node in nodes:
+        if node.path is not None and node.status in (IMPORTED, NOT_FOUND, UNREADABLE, LIMIT):
+            found.add(node.path)
+        found |= read_paths(node.children)
+    return found
+
+
 def mention_at(nodes: tuple[ImportNode, ...], offset: int) -> ImportNode | None:
     """The file's own mention whose span holds character OFFSET (its end included), if any."""
     for node in nodes:

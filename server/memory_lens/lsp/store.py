@@ -26,6 +26,7 @@ from memory_lens.core.checks import (
 )
 from memory_lens.core.discovery import ChainPlan, chain_for_root, find_project_root, has_git_marker
 from memory_lens.core.files import FileRead, FileStatus, read_memory_file, realpath
+from memory_lens.core.imports import read_paths
 from memory_lens.core.merge import Memory, load_sources, merge_plan
 from memory_lens.core.scan import find_memory_files
 from memory_lens.core.settings import Settings
@@ -96,7 +97,9 @@ class MemoryStore:
         self._lock = threading.RLock()
         self._reads: dict[Path, tuple[Identity, FileRead]] = {}
         self._plans: OrderedDict[tuple[Path, Path | None], ChainPlan] = OrderedDict()
-        self._memories: OrderedDict[Path, tuple[ChainPlan, list[FileRead], Memory]] = OrderedDict()
+        # directory -> (chain, its reads, the memory, the identity of each file its imports read)
+        self._memories: OrderedDict[Path, tuple[ChainPlan, list[FileRead], Memory, list[tuple[Path, Any]]]] = \
+            OrderedDict()
         self._entries: dict[Path, tuple[str, FileEntries]] = {}
         self._known: set[Path] = set()
         self.known_version = 0  # counts the changes of the known set
@@ -173,12 +176,14 @@ class MemoryStore:
         reads = [self.read(c.path) for c in plan.candidates]
         with self._lock:
             cached = _recall(self._memories, directory)
-        if cached is not None and cached[0] is plan and all(a is b or a == b for a, b in zip(cached[1], reads)):
+        if (cached is not None and cached[0] is plan and all(a is b or a == b for a, b in zip(cached[1], reads))
+                and all(identity(p) == ident for p, ident in cached[3])):
             return cached[2]
         by_path = {c.path: got for c, got in zip(plan.candidates, reads)}
         memory = merge_plan(plan, by_path.__getitem__)
+        imported = [(p, identity(p)) for s in memory.sources for p in sorted(read_paths(s.imports))]
         with self._lock:
-            _remember(self._memories, directory, (plan, reads, memory), MEMORY_CACHE_SIZE)
+            _remember(self._memories, directory, (plan, reads, memory, imported), MEMORY_CACHE_SIZE)
         return memory
 
     def check(self, path: Path, text: str | None = None) -> list[Finding]:
