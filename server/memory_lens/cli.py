@@ -24,6 +24,7 @@ from memory_lens.core.entries import (
     remove_entry,
     save_entry,
 )
+from memory_lens.core.files import ENV_MAX_FILE_SIZE
 from memory_lens.core.large_files import has_too_large, show_warnings, write_effective
 from memory_lens.core.markdown import escape_controls
 from memory_lens.core.merge import Memory, load_memory
@@ -189,10 +190,14 @@ def _settings(args: argparse.Namespace) -> Settings:
         except argparse.ArgumentTypeError as err:
             raise UsageError(f"{PROG}: error: MEMORY_LENS_BUDGET: {err}") from None
     try:
-        return resolve_settings(args.filename, args.global_dir, budget, getattr(args, "token_budget", None),
-                                max_file_bytes=getattr(args, "max_file_size", None))
+        settings = resolve_settings(args.filename, args.global_dir, budget, getattr(args, "token_budget", None),
+                                    max_file_bytes=getattr(args, "max_file_size", None))
     except SettingsError as err:
         raise UsageError(f"{PROG}: error: {err}") from None
+    if getattr(args, "max_file_size", None) is not None:
+        # For this run's every read, the writer's included (it takes the limit from there).
+        os.environ[ENV_MAX_FILE_SIZE] = str(settings.max_file_bytes)
+    return settings
 
 
 def _warn(message: str) -> None:

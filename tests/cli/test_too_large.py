@@ -78,6 +78,17 @@ def test_add_and_remove_refuse_a_too_large_file_in_one_line(proj: Workspace) -> 
     assert ws.read("p/GEMINI.md") == before
 
 
+def test_a_raised_limit_lets_add_edit_a_file_over_16_mib(proj: Workspace) -> None:
+    ws = proj
+    ws.write("p/GEMINI.md", "# Notes\n" + "word " * (17 * MiB // 5) + "\n")
+    refused = ws.run("add", "Use tabs", cwd=ws.path("p"))
+    assert refused.rc == 1 and "over the 16777216-byte limit" in refused.stderr
+    ws.ok("add", "Use tabs", "--max-file-size", str(32 * MiB), cwd=ws.path("p"))
+    with open(ws.path("p/GEMINI.md"), "rb") as f:
+        f.seek(-40, os.SEEK_END)
+        assert f.read().endswith(b"\n\n## Gemini Added Memories\n- Use tabs\n")
+
+
 def test_bad_limits_are_usage_errors(proj: Workspace) -> None:
     ws = proj
     for args, env in ((["--max-file-size", "0"], None), (["--max-file-size", "big"], None),
