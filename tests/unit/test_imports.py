@@ -1,5 +1,5 @@
-"""core/imports.py: Gemini CLI's @path imports, unit by unit (the differential suite in
-tests/fidelity compares the whole against the agent itself)."""
+"""core/imports.py and core/node_paths.py: Gemini CLI's @path imports, unit by unit (the
+differential suite in tests/fidelity compares the whole against the agent itself)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 from memory_lens.core import imports
 from memory_lens.core.imports import (
     CYCLE, DEPTH, IMPORTED, LIMIT, MAX_IMPORT_READS, NOT_FOUND, OUTSIDE_ROOT, UNREADABLE, URL, code_regions,
-    decode_uri_component, expand_imports, find_mentions, import_problems, js_resolve, js_trim,
+    expand_imports, find_mentions, import_problems,
 )
+from memory_lens.core.node_paths import decode_uri_component, js_resolve, js_trim
 
 
 def test_js_trim_uses_javascripts_whitespace_not_pythons() -> None:

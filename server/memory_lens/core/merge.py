@@ -17,7 +17,8 @@ from typing import Callable, Iterable, Sequence
 
 from memory_lens.core.discovery import ChainPlan, Scope, has_git_marker, plan_chain
 from memory_lens.core.files import EncodingIssue, FileRead, read_memory_file
-from memory_lens.core.imports import ImportNode, expand_imports, js_trim
+from memory_lens.core.imports import ImportNode, expand_imports
+from memory_lens.core.node_paths import js_trim
 from memory_lens.core.settings import Settings
 
 Reader = Callable[[Path], FileRead]

@@ -14,7 +14,7 @@ import posixpath
 
 from lsprotocol import types
 
-from memory_lens.core.imports import js_resolve
+from memory_lens.core.node_paths import js_resolve
 from memory_lens.lsp.convert import uri_to_path
 from memory_lens.lsp.server import MemoryLensServer
 
