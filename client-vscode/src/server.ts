@@ -41,7 +41,7 @@ export function serverSettings(resource?: vscode.Uri): ServerSettings {
     tokenBudget: cfg.get<number | null>('tokenBudget', null),
     debug: cfg.get<boolean>('debug', false),
     notes: {
-      layout: cfg.get<'memory-lens' | 'aicoder' | null>('notes.layout', null) || null,
+      layout: cfg.get<'' | 'memory-lens' | 'aicoder' | null>('notes.layout', '') || null,
       globalDir: cfg.get<string | null>('notes.globalDir', null) || null,
     },
     followOutsideLinks: cfg.get<boolean>('followOutsideLinks', false),
