@@ -59,7 +59,18 @@ async function main(page) {
   const text = (locator) => locator.innerText().then((s) => s.replace(/\u00a0/g, ' '));
   const activeEditorLines = () => page.locator('.editor-group-container.active .monaco-editor .view-lines').first();
   const statusItem = page.locator('.statusbar-item', { hasText: /\d+ files? · ~\d+ tokens?/ });
-  const panel = page.locator('.pane:has(> .pane-header[aria-label^="Memory"])');
+  // Pane headers are labelled "<name>[ - <description>] Section".
+  const panel = page.locator('.pane:has(> .pane-header[aria-label^="Memory"]:not([aria-label^="Memory Notes"]))');
+  const notesPane = page.locator('.pane:has(> .pane-header[aria-label^="Memory Notes"])');
+  const notesRow = (label) => notesPane.locator('.monaco-list-row', { hasText: label });
+  /** The rows of the notes view as "label — description" (or "label"), top to bottom. */
+  const notesLabels = () => notesPane.locator('.monaco-list-row').evaluateAll((rows) => rows
+    .sort((a, b) => (parseFloat(a.style.top) || 0) - (parseFloat(b.style.top) || 0))
+    .map((r) => {
+      const name = (r.querySelector('.label-name')?.textContent ?? '').trim();
+      const description = (r.querySelector('.label-description')?.textContent ?? '').trim();
+      return description ? `${name} — ${description}` : name;
+    }));
   const panelRow = (label) => panel.locator('.monaco-list-row', { hasText: label });
   const notification = (label) => page.locator('.notifications-toasts .notification-toast', { hasText: label });
 
@@ -168,6 +179,12 @@ async function main(page) {
   if ((await header.getAttribute('aria-expanded')) !== 'true') {
     await header.click();
   }
+  // The Memory Notes view starts collapsed here, so the Memory panel has the room (step 13 opens it).
+  const notesHeader = notesPane.locator('.pane-header').first();
+  await notesHeader.waitFor({ timeout: 30000 });
+  if ((await notesHeader.getAttribute('aria-expanded')) === 'true') {
+    await notesHeader.click();
+  }
   await panelRow('packages/app/GEMINI.md').first().waitFor({ timeout: 30000 });
   const labels = await panelLabels();
   const order = ['~/memory-global/GEMINI.md', 'GEMINI.md', 'packages/app/GEMINI.md'].map((name) => sourceRow(labels, name));
@@ -195,19 +212,23 @@ async function main(page) {
   step('panel entry opens the file at the entry');
   await screenshot('panel-entry-opened');
 
-  // 1c. An unreadable memory file is marked in the panel.
+  // 1c. A memory file that is not valid UTF-8 is loaded as the agent loads it (each bad byte read
+  // as U+FFFD) and its row carries the problem count of its encoding warning.
   await openFile('packages/legacy/notes.md');
-  const unreadable = panelRow('packages/legacy/GEMINI.md').filter({ hasText: 'unreadable' });
-  await unreadable.first().waitFor({ timeout: 20000 });
-  check('the unreadable source has a warning icon', await unreadable.first().locator('.codicon-warning').count() > 0);
-  step('unreadable source marked');
-  await screenshot('panel-unreadable-source');
+  const badBytes = panelRow('packages/legacy/GEMINI.md').filter({ hasText: 'project ·' });
+  await badBytes.first().waitFor({ timeout: 20000 });
+  await until('the problem mark on the bad-bytes source', async () => /1 problem in this file/.test(
+    await badBytes.first().locator('.monaco-icon-label').first().getAttribute('aria-label') ?? ''), 20000);
+  check('the bad-bytes source is loaded with its entry', await panelRow('Old \ufffd\ufffd').count() > 0, JSON.stringify(await panelLabels()));
+  step('bad-bytes source loaded and marked');
+  await screenshot('panel-bad-bytes-source');
   await openFile('packages/app/src/notes.md');
   await panelRow('packages/app/GEMINI.md').first().waitFor({ timeout: 20000 });
 
   // 1d. The command palette lists the Memory Lens commands (and not the panel-only ones).
   await openPalette('Memory Lens');
   const paletteCommands = ['Remember…', 'Save Selection to Project Memory', 'Save Selection to Global Memory',
+    'Create Note from Selection', 'Search Notes…', 'Refresh Notes',
     'Show Effective Memory', 'Open Global Memory File', 'Refresh', 'Restart Server'].map((t) => `Memory Lens: ${t}`);
   const listed = await until('the Memory Lens commands in the palette', async () => {
     const names = (await page.locator('.quick-input-list .monaco-list-row .label-name').allInnerTexts())
@@ -217,7 +238,8 @@ async function main(page) {
   result.paletteCommands = listed;
   check('the palette lists the Memory Lens commands', paletteCommands.every((c) => listed.includes(c)), JSON.stringify(listed));
   check('the palette hides the panel-only commands',
-    !listed.some((n) => /Memory Lens: (Open Entry|Delete Entry|Move to (Global|Project) Memory)$/.test(n)), JSON.stringify(listed));
+    !listed.some((n) => /Memory Lens: (Open Entry|Delete Entry|Move to (Global|Project) Memory|Open Note|Open Note's JSON File|Delete Note|Load More Notes|Clear Note Search)$/.test(n)),
+    JSON.stringify(listed));
   step('palette lists the Memory Lens commands');
   await screenshot('palette-memory-lens-commands');
   await page.keyboard.press('Escape');
@@ -520,9 +542,228 @@ async function main(page) {
   await statusItem.first().waitFor({ timeout: 60000 });
   step('server command error shown, then recovered');
 
-  // 13. The contributed settings, with their descriptions.
-  // Machine-overridable settings (server command, global dir) sit in the Remote tab of code-server.
+  // 13. Notes: "Create Note from Selection" from the editor's context menu (project) and from the
+  // palette (global), a note written by another program, search, a note opened in a tab, edited
+  // and saved, reloaded after an outside change, a conflicting save refused, delete with
+  // confirmation. Each checked on disk (the note's JSON file) and in the Memory Notes view.
   await palette('View: Hide Panel');
+  const projectNotes = ws('.memory-lens/notes');
+  const globalNotes = path.join(world.home, '.config', 'memory-lens', 'notes');
+  /** The note named NAME in DIR as stored on disk ({file, name, content, tags, ...}), or undefined. */
+  const noteOnDisk = (dir, name) => {
+    for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+      try {
+        const json = JSON.parse(read(path.join(dir, f)));
+        if (json.name === name) {
+          return { file: path.join(dir, f), ...json };
+        }
+      } catch {
+        // not a note file
+      }
+    }
+    return undefined;
+  };
+  const sameTags = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  const quickInput = page.locator('.quick-input-widget input');
+  if ((await header.getAttribute('aria-expanded')) === 'true') {
+    await header.click(); // the Memory panel folds away: the notes get the room
+  }
+  if ((await notesHeader.getAttribute('aria-expanded')) !== 'true') {
+    await notesHeader.click();
+  }
+  await notesRow('Project notes').first().waitFor({ timeout: 30000 });
+  await notesRow('Global notes').first().waitFor({ timeout: 10000 });
+  check('the notes view starts empty', (await notesLabels()).every((l) => /^(Project|Global) notes/.test(l)), JSON.stringify(await notesLabels()));
+  step('notes view shows both scopes');
+
+  // 13a. Create Note from Selection, from the editor's context menu, into the project.
+  await openFile('packages/app/src/notes.md');
+  await editorLine(0).click();
+  await page.keyboard.press('Home');
+  await page.keyboard.press('Shift+End');
+  await editorLine(0).click({ button: 'right', position: { x: 40, y: 8 } });
+  const createItem = page.locator('.context-view .action-label', { hasText: 'Create Note from Selection' }).first();
+  await createItem.waitFor({ timeout: 10000 });
+  await page.waitForTimeout(300); // a menu ignores clicks in its first moments
+  await screenshot('note-create-context-menu');
+  await createItem.click();
+  const scopeRows = page.locator('.quick-input-list .monaco-list-row');
+  await scopeRows.filter({ hasText: 'Project note' }).first().waitFor({ timeout: 15000 });
+  check('the scope pick offers the project first inside a project', (await text(scopeRows.first())).includes('Project note'));
+  check('the scope pick offers global notes', await scopeRows.filter({ hasText: 'Global note' }).count() > 0);
+  await screenshot('note-create-scope-pick');
+  await scopeRows.filter({ hasText: 'Project note' }).first().click();
+  await until('the suggested name', async () => (await quickInput.inputValue()) === 'Deploys go through the staging cluster first.', 15000);
+  await screenshot('note-create-name-suggested');
+  await quickInput.fill('Deploy via staging');
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget', { hasText: 'Tags, separated by commas' }).first().waitFor({ timeout: 10000 });
+  await quickInput.fill('deploy, staging');
+  await screenshot('note-create-tags');
+  await page.keyboard.press('Enter');
+  await notification('Created the project note "Deploy via staging"').first().waitFor({ timeout: 20000 });
+  const created = await until('the note file in .memory-lens/notes', () => noteOnDisk(projectNotes, 'Deploy via staging'));
+  check('the note file holds the selection, the tags and the scope',
+    created.content === 'Deploys go through the staging cluster first.' && sameTags(created.tags, ['deploy', 'staging'])
+    && created.scope === 'project' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(created.created_at), JSON.stringify(created));
+  check('the note file name is derived from the name', path.basename(created.file).startsWith('deploy-via-staging-'), created.file);
+  await until('the note in the notes view with its tags', async () => (await notesLabels()).some((l) => l === 'Deploy via staging — deploy, staging'), 15000);
+  result.noteCreated = { ...created, file: path.relative(world.workspace, created.file) };
+  step('note created from the selection (context menu)');
+  await screenshot('note-created-from-selection');
+
+  // 13b. The same from the palette, as a global note with the suggested name and no tags.
+  await editorLine(4).click();
+  await page.keyboard.press('Home');
+  await page.keyboard.press('Shift+End');
+  await palette('Memory Lens: Create Note from Selection', { keepSelection: true });
+  await scopeRows.filter({ hasText: 'Global note' }).first().waitFor({ timeout: 15000 });
+  await scopeRows.filter({ hasText: 'Global note' }).first().click();
+  await until('the suggested name', async () => (await quickInput.inputValue()) === 'Ask before force-pushing to main.', 15000);
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget', { hasText: 'Tags, separated by commas' }).first().waitFor({ timeout: 10000 });
+  await page.keyboard.press('Enter');
+  await notification('Created the global note').first().waitFor({ timeout: 20000 });
+  const globalNote = await until('the global note file', () => noteOnDisk(globalNotes, 'Ask before force-pushing to main.'));
+  check('the global note holds the line, no tags', globalNote.content === 'Ask before force-pushing to main.'
+    && sameTags(globalNote.tags, []) && globalNote.scope === 'global', JSON.stringify(globalNote));
+  check('the global note is not in the project', noteOnDisk(projectNotes, 'Ask before force-pushing to main.') === undefined);
+  const bothScopes = await until('the global note under Global notes', async () => {
+    const l = await notesLabels();
+    const g = l.findIndex((x) => x.startsWith('Global notes'));
+    const at = l.findIndex((x) => x.startsWith('Ask before force-pushing to main.'));
+    return g >= 0 && at > g && l.findIndex((x) => x.startsWith('Deploy via staging')) < g && l;
+  }, 15000);
+  result.notesView = bothScopes;
+  step('palette: global note created');
+
+  // 13c. A note written by another program (an agent, git) shows up by itself.
+  fs.writeFileSync(path.join(projectNotes, 'release_train.json'), JSON.stringify({
+    name: 'release_train', content: 'Releases leave every Tuesday.', tags: ['release'],
+    created_at: '2026-01-05T10:00:00Z', updated_at: '2026-01-05T10:00:00Z', scope: 'project',
+  }, null, 2) + '\n');
+  await until('the note written by another program in the view', async () => (await notesLabels()).includes('release_train — release'), 20000);
+  // A file in the notes directory that is not a usable note: marked by name, skipped, left alone.
+  const broken = '{"name": "broken", "content": \n';
+  fs.writeFileSync(path.join(projectNotes, 'broken.json'), broken);
+  await until('the unusable note file marked in the view', async () => (await notesLabels())
+    .some((l) => l.startsWith('broken.json — not a usable note: ')), 20000);
+  check('the unusable note file is left as it was', read(path.join(projectNotes, 'broken.json')) === broken);
+  check('the unusable note file is not counted as a note', (await notesLabels()).some((l) => l.startsWith('Project notes — 2 ·')),
+    JSON.stringify(await notesLabels()));
+  step('note written by another program shown');
+  await page.mouse.move(1000, 450);
+  await screenshot('notes-view-three-notes');
+
+  // 13d. Search from the view's title bar, then clear the search.
+  await notesHeader.hover();
+  await notesPane.locator('.pane-header .action-label[aria-label^="Search Notes"]').first().click();
+  await quickInput.waitFor({ state: 'visible', timeout: 10000 });
+  await quickInput.fill('staging');
+  await page.keyboard.press('Enter');
+  const searched = await until('the search results', async () => {
+    const l = await notesLabels();
+    return l.includes('Deploy via staging — deploy, staging') && !l.some((x) => x.startsWith('release_train'))
+      && !l.some((x) => x.startsWith('Ask before')) && l;
+  }, 15000);
+  check('the view says what it shows', (await text(notesPane)).includes('1 note matches "staging"'), await text(notesPane));
+  check('the view header names the search', (await text(notesHeader)).includes('search: staging'), await text(notesHeader));
+  result.notesSearch = searched;
+  step('notes search: staging');
+  await screenshot('notes-search');
+  await palette('Memory Lens: Search Notes…');
+  await quickInput.waitFor({ state: 'visible', timeout: 10000 });
+  check('the search box starts with the current query', (await quickInput.inputValue()) === 'staging');
+  await quickInput.fill('tues*');
+  await page.keyboard.press('Enter');
+  await until('the prefix search results', async () => {
+    const l = await notesLabels();
+    return l.includes('release_train — release') && !l.some((x) => x.startsWith('Deploy via staging'));
+  }, 15000);
+  await notesHeader.hover();
+  await notesPane.locator('.pane-header .action-label[aria-label^="Clear Note Search"]').first().click();
+  await until('every note after clearing the search', async () => {
+    const l = await notesLabels();
+    return ['Deploy via staging', 'release_train', 'Ask before force-pushing'].every((n) => l.some((x) => x.startsWith(n)));
+  }, 15000);
+  check('the search mark is gone', !(await text(notesHeader)).includes('search:'));
+  step('notes search cleared');
+
+  // 13e. Open the note in a tab (Markdown with its tags), edit the tags and the text, save.
+  await notesRow('Deploy via staging').first().click();
+  await page.locator('.tab.active', { hasText: 'Deploy via staging.md' }).first().waitFor({ timeout: 15000 });
+  const noteText = () => renderedText(activeEditorLines());
+  await until('the note document', async () => (await noteText()) === '---\ntags: deploy, staging\n---\nDeploys go through the staging cluster first.', 15000);
+  step('note opened in a tab');
+  await screenshot('note-open-in-tab');
+  await editorLine(1).click();
+  await page.keyboard.press('End');
+  await page.keyboard.type(', ops');
+  await page.keyboard.press('Control+End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('Then promote to production.');
+  await page.locator('.tab.active.dirty', { hasText: 'Deploy via staging.md' }).first().waitFor({ timeout: 10000 });
+  await page.keyboard.press('Control+S');
+  const edited = await until('the edit in the note file', () => {
+    const n = noteOnDisk(projectNotes, 'Deploy via staging');
+    return n && n.content === 'Deploys go through the staging cluster first.\nThen promote to production.' && n;
+  }, 20000);
+  check('the saved tags', sameTags(edited.tags, ['deploy', 'staging', 'ops']), JSON.stringify(edited.tags));
+  check('the same file, creation time kept', edited.file === created.file && edited.created_at === created.created_at);
+  check('the file is still the note JSON', Object.keys(JSON.parse(read(edited.file))).sort().join() === 'content,created_at,name,scope,tags,updated_at');
+  await until('the tab saved', async () => (await page.locator('.tab.active.dirty').count()) === 0, 10000);
+  await until('the new tags in the notes view', async () => (await notesLabels()).includes('Deploy via staging — deploy, staging, ops'), 15000);
+  result.noteEdited = { ...edited, file: path.relative(world.workspace, edited.file) };
+  step('note edited and saved from its tab');
+  await page.mouse.move(1000, 450);
+  await screenshot('note-edited-and-saved');
+
+  // 13f. Changed by another program: the open (saved) tab reloads.
+  const rewrite = (content) => {
+    const json = JSON.parse(read(created.file));
+    fs.writeFileSync(created.file, JSON.stringify({ ...json, content, updated_at: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }, null, 2) + '\n');
+  };
+  rewrite('Deploys go through the staging cluster first.\nThen promote to production.\nEdited by an agent.');
+  await until('the tab reloaded', async () => (await noteText()).endsWith('Edited by an agent.'), 20000);
+  step('open note reloaded after an outside change');
+  await screenshot('note-reloaded-after-outside-change');
+
+  // 13g. Unsaved edits over a note changed on disk: the save is refused and the file keeps the other change.
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type(' Mine.');
+  await page.locator('.tab.active.dirty', { hasText: 'Deploy via staging.md' }).first().waitFor({ timeout: 10000 });
+  await page.waitForTimeout(100);
+  rewrite('Changed elsewhere.');
+  await page.keyboard.press('Control+S');
+  const refused = notification(/Failed to save 'Deploy via staging\.md'/);
+  await refused.first().waitFor({ timeout: 20000 });
+  result.noteConflict = (await text(refused.first())).slice(0, 400);
+  check('the other change stays on disk', noteOnDisk(projectNotes, 'Deploy via staging').content === 'Changed elsewhere.');
+  step('conflicting save refused');
+  await screenshot('note-save-conflict');
+  await palette('File: Revert File');
+  await until('the tab shows the note on disk', async () => (await noteText()).endsWith('Changed elsewhere.')
+    && (await page.locator('.tab.active.dirty').count()) === 0, 15000);
+  check('revert left the file alone', noteOnDisk(projectNotes, 'Deploy via staging').content === 'Changed elsewhere.');
+  await page.keyboard.press('Escape');
+  step('reverted to the note on disk');
+
+  // 13h. Delete a note from the view, after a modal confirmation.
+  await contextMenu(notesRow('release_train').first(), 'Delete Note');
+  const dialog = page.locator('.monaco-dialog-box', { hasText: 'Delete the project note "release_train"?' });
+  await dialog.first().waitFor({ timeout: 10000 });
+  await screenshot('note-delete-confirm');
+  await dialog.first().locator('.monaco-button', { hasText: /^Delete$/ }).first().click();
+  await until('the note file deleted', () => !fs.existsSync(path.join(projectNotes, 'release_train.json')), 15000);
+  await until('the note gone from the view', async () => (await notesRow('release_train').count()) === 0, 15000);
+  check('the other notes stay', noteOnDisk(projectNotes, 'Deploy via staging') !== undefined
+    && noteOnDisk(globalNotes, 'Ask before force-pushing to main.') !== undefined);
+  step('note deleted after confirmation');
+  await page.mouse.move(1000, 450);
+  await screenshot('note-deleted');
+
+  // 14. The contributed settings, with their descriptions (the panel was hidden in step 13).
+  // Machine-overridable settings (server command, global dir) sit in the Remote tab of code-server.
   await palette('Preferences: Open Settings (UI)');
   await page.locator('.settings-editor').first().waitFor({ timeout: 20000 });
   await page.keyboard.type('memoryLens');
@@ -533,9 +774,21 @@ async function main(page) {
   }
   await screenshot('settings-user');
   await page.locator('.settings-editor .settings-tabs-widget .action-label', { hasText: 'Remote' }).first().click();
-  await settingItem('Server: Command').first().waitFor({ timeout: 20000 });
-  check('settings UI shows Global Dir', await settingItem('Global Dir').count() > 0);
+  await settingItem('Global Dir').first().waitFor({ timeout: 20000 });
+  check('settings UI shows Notes: Layout and Notes: Global Dir',
+    await settingItem('Notes: Layout').count() > 0 && await settingItem('Notes: Global Dir').count() > 0);
   await screenshot('settings-remote');
+  // The list renders what is in view: scroll down to the server command.
+  await until('the Server: Command setting', async () => {
+    if (await settingItem('Server: Command').count() > 0) {
+      return true;
+    }
+    const box = await page.locator('.settings-editor .settings-body').first().boundingBox();
+    await page.mouse.move(box.x + box.width * 0.7, box.y + box.height * 0.6);
+    await page.mouse.wheel(0, 400);
+    return false;
+  }, 20000);
+  await screenshot('settings-remote-server-command');
   result.ok = true;
 }
 

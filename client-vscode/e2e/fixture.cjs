@@ -13,7 +13,7 @@ const FILES = {
   'README.md': '# Demo project\n',
   'packages/legacy/notes.md': 'Legacy notes.\n',
 };
-/** Not UTF-8: an unreadable memory file that agents skip. */
+/** Not UTF-8: loaded as Gemini CLI loads it (bad bytes read as U+FFFD), with an encoding warning. */
 const UNREADABLE = { 'packages/legacy/GEMINI.md': Buffer.from([0x2d, 0x20, 0x4f, 0x6c, 0x64, 0x20, 0xff, 0xfe, 0x0a]) };
 const GLOBAL = '## Gemini Added Memories\n- My name is Alice.\n';
 

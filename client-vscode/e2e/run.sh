@@ -159,7 +159,8 @@ main() {
   export HOME="$RUN/home" XDG_CONFIG_HOME="$RUN/home/.config" XDG_DATA_HOME="$RUN/home/.local/share"
   export XDG_CACHE_HOME="$RUN/home/.cache" XDG_STATE_HOME="$RUN/home/.local/state"
   export TMPDIR="$RUN/tmp" XDG_RUNTIME_DIR="$RUN/tmp/run"
-  unset MEMORY_LENS_GLOBAL_DIR MEMORY_LENS_FILENAMES MEMORY_LENS_BUDGET VSCODE_IPC_HOOK_CLI || true
+  unset MEMORY_LENS_GLOBAL_DIR MEMORY_LENS_FILENAMES MEMORY_LENS_BUDGET MEMORY_LENS_NOTES_DIR MEMORY_LENS_NOTES_LAYOUT \
+    VSCODE_IPC_HOOK_CLI || true
 
   trap 'stop_code_server; collect_logs' EXIT
   start_code_server
