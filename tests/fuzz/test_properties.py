@@ -117,3 +117,45 @@ def test_add_then_remove_restores_the_original_bytes(content: str, text: str) ->
     entry = parse(plan.content).entry_at(plan.entry_line)
     assert entry is not None
     assert plan_remove(plan.content, entry).content == content
+
+
+# What `show` streams for a file over the size limit ------------------------------------------------
+
+edge_texts = st.text(alphabet=" \t\n\r\u3000\u2028\u00a0\ufeffab\u00e9\u2603\U0001f600\x85", max_size=40)
+
+
+edge_bytes = st.one_of(edge_texts.map(lambda t: t.encode("utf-8")),
+                       st.lists(st.sampled_from([b" ", b"\n", b"\xe3\x80\x80", b"\xff", b"\xc3", b"a", b"\xef\xbb\xbf",
+                                                 b"\xe2\x80\xa8", b"\x80"]), max_size=12).map(b"".join))
+
+
+@EXAMPLES
+@given(edge_bytes, st.integers(min_value=1, max_value=7), st.integers(min_value=1, max_value=9))
+def test_streamed_content_is_the_merge_content(tmp_path_factory, data: bytes, edge: int, chunk: int) -> None:
+    """`show` streams a file over the limit exactly as the merge would have trimmed it (decoded as
+    the agent decodes: a bad byte reads as U+FFFD), whatever the sizes of the pieces it reads
+    (characters split between reads included)."""
+    text = data.decode("utf-8", "replace")
+    import io
+
+    from memory_lens.core import large_files
+    from memory_lens.core.merge import concatenate
+
+    path = tmp_path_factory.mktemp("big") / "GEMINI.md"
+    path.write_bytes(data)
+    saved = large_files.EDGE, large_files.CHUNK
+    large_files.EDGE, large_files.CHUNK = edge, chunk
+    try:
+        opened = large_files._open_span(path)
+        out = io.StringIO()
+        if opened is not None:
+            fd, start, end = opened
+            try:
+                large_files._copy(fd, start, end, out)
+            finally:
+                import os
+
+                os.close(fd)
+    finally:
+        large_files.EDGE, large_files.CHUNK = saved
+    assert out.getvalue() == concatenate([text])

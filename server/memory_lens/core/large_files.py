@@ -49,7 +49,7 @@ def trimmed_span(fd: int, size: int) -> tuple[int, int]:
     """The byte range [start, end) of the open file FD (SIZE bytes) left once trimmed."""
     start = 0
     while start < size:
-        chunk = os.pread(fd, EDGE, start)
+        chunk = os.pread(fd, EDGE + 3, start)  # + 3: at least one whole character, however small EDGE
         if not chunk:
             return size, size
         # A character split at the chunk's end is held back, and read again with the next chunk.
@@ -61,7 +61,7 @@ def trimmed_span(fd: int, size: int) -> tuple[int, int]:
         start += len(text.encode("utf-8"))
     end = size
     while end > start:
-        block_start = max(start, end - EDGE)
+        block_start = max(start, end - EDGE - 3)
         block = os.pread(fd, end - block_start, block_start)
         skip = 0
         while skip < min(3, len(block) - 1) and 0x80 <= block[skip] <= 0xBF and block_start > start:
