@@ -1,0 +1,55 @@
+"""One view per agent: what Gemini CLI, Claude Code, Codex or Wave loads for a directory.
+
+`agent_view` is the one place that picks the agent's rules; `memory-lens show --agent` and the
+language server's `memory/effective` both call it. Each agent's rules live in its own module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Mapping
+
+from memory_lens.core.agents import claude, codex, gemini, wave
+from memory_lens.core.agents.common import AgentSource, AgentView
+from memory_lens.core.merge import Memory, load_memory
+from memory_lens.core.settings import Settings
+
+AGENTS = (gemini.AGENT, claude.AGENT, codex.AGENT, wave.AGENT)
+DEFAULT_AGENT = gemini.AGENT
+
+
+class UnknownAgentError(ValueError):
+    """An agent name Memory Lens has no rules for (the message lists the known ones)."""
+
+
+def check_agent(name: str | None) -> str:
+    """NAME when it is a known agent, the default for None; else UnknownAgentError."""
+    if name is None:
+        return DEFAULT_AGENT
+    if name not in AGENTS:
+        raise UnknownAgentError(f"unknown agent {name!r}: use one of {', '.join(AGENTS)}")
+    return name
+
+
+def agent_view(agent: str | None, target_dir: Path, settings: Settings,
+               gemini_memory: Callable[[Path], Memory] | None = None,
+               environ: Mapping[str, str] | None = None) -> AgentView:
+    """What AGENT loads when started in TARGET_DIR (an existing, resolved directory).
+
+    Gemini's memory comes from GEMINI_MEMORY when given (the language server's cached loader),
+    else from `load_memory` with SETTINGS. The other agents have fixed file names of their own;
+    SETTINGS gives them only the size limit (Wave). ENVIRON (default: the process environment)
+    gives `CODEX_HOME` and `CLAUDE_CONFIG_DIR`."""
+    name = check_agent(agent)
+    if name == gemini.AGENT:
+        memory = gemini_memory(target_dir) if gemini_memory else load_memory(target_dir, settings)
+        return gemini.view_of(memory)
+    if name == codex.AGENT:
+        return codex.load_view(target_dir, environ)
+    if name == claude.AGENT:
+        return claude.load_view(target_dir, environ)
+    return wave.load_view(target_dir, settings.max_file_bytes)
+
+
+__all__ = ["AGENTS", "DEFAULT_AGENT", "AgentSource", "AgentView", "UnknownAgentError", "agent_view",
+           "check_agent"]

@@ -1,0 +1,132 @@
+"""What every agent view shares: the view and its sources, safe raw reads, Rust's `trim`.
+
+A view says what one agent loads for one directory: each file it reads (its tier, its size, how
+many of its bytes it keeps, the byte offset where it is cut), the text the agent gets, and the
+warnings about what the agent does (some agents cut or skip files silently).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memory_lens.core.merge import Memory
+
+# Rust's `char::is_whitespace` (Unicode White_Space), what `str::trim` strips: Python's `strip()`
+# also strips U+001C-U+001F, Rust does not.
+RUST_WHITESPACE = ("\t\n\v\f\r \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+                   "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def rust_trim(text: str) -> str:
+    """TEXT trimmed as Rust's `str::trim` trims it."""
+    return text.strip(RUST_WHITESPACE)
+
+
+@dataclass(frozen=True)
+class AgentSource:
+    """One file an agent looks at: whether it loads it, and how much of it."""
+
+    path: Path
+    tier: str  # the agent's own name for where the file sits: user, project, local, import, ...
+    bytes: int  # the file's size on disk
+    loaded: bool  # some of it reaches the agent
+    reason: str = ""  # why it is not loaded (or not all of it)
+    cut_at: int | None = None  # the byte offset where the agent stops reading it
+    cut_line: int | None = None  # the 1-based line that byte is on
+    imported_from: Path | None = None
+
+    def to_json(self) -> dict:
+        data: dict = {"path": str(self.path), "tier": self.tier, "bytes": self.bytes, "loaded": self.loaded}
+        if self.cut_at is not None:
+            data["cutAt"] = self.cut_at
+            data["cutLine"] = self.cut_line
+        if self.imported_from is not None:
+            data["importedFrom"] = str(self.imported_from)
+        if self.reason:
+            data["reason"] = self.reason
+        return data
+
+
+@dataclass(frozen=True)
+class AgentView:
+    """What AGENT loads for TARGET_DIR. `memory` is set for gemini only: its full `Memory`."""
+
+    agent: str
+    target_dir: Path
+    project_root: Path | None
+    sources: tuple[AgentSource, ...]
+    text: str
+    warnings: tuple[str, ...] = ()
+    trace: tuple[str, ...] = field(default=(), compare=False)
+    memory: Memory | None = field(default=None, compare=False)
+
+    def to_json(self) -> dict:
+        return {
+            "agent": self.agent,
+            "text": self.text,
+            "project_root": None if self.project_root is None else str(self.project_root),
+            "sources": [s.to_json() for s in self.sources],
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass(frozen=True)
+class RawRead:
+    """A file's bytes, or why there are none. `missing`: nothing there (the agent moves on)."""
+
+    path: Path
+    data: bytes = b""
+    size: int = 0
+    missing: bool = False
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing and not self.reason
+
+
+def read_raw(path: Path, max_bytes: int) -> RawRead:
+    """The bytes of regular file PATH (symlinks followed), never more than MAX_BYTES read; a
+    FIFO or device is never opened. A path that does not exist or is not a file is `missing`."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return RawRead(path, missing=True)
+    except OSError as err:
+        return RawRead(path, reason=f"cannot be read: {err.strerror or err}")
+    except ValueError:
+        return RawRead(path, missing=True)
+    if not stat.S_ISREG(st.st_mode):
+        return RawRead(path, missing=True)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        return RawRead(path, size=st.st_size, reason=f"cannot be read: {err.strerror or err}")
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return RawRead(path, missing=True)
+        chunks, total = [], 0
+        while total < max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as err:
+        return RawRead(path, size=st.st_size, reason=f"cannot be read: {err.strerror or err}")
+    finally:
+        os.close(fd)
+    return RawRead(path, b"".join(chunks), size=max(st.st_size, total))
+
+
+def decode_lossy(data: bytes) -> str:
+    """Bytes decoded as Rust's `String::from_utf8_lossy` and Node's decoder do: U+FFFD per bad sequence."""
+    return data.decode("utf-8", errors="replace")
+
+
+def line_of_byte(data: bytes, offset: int) -> int:
+    """The 1-based line that byte OFFSET of DATA is on."""
+    return data.count(b"\n", 0, offset) + 1
