@@ -83,6 +83,32 @@ def test_a_file_read_while_an_editor_had_truncated_it_is_not_taken_for_its_conte
     assert temp_files(base) == []
 
 
+def test_an_editor_held_up_between_truncate_and_write_is_waited_for(
+        base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file was emptied a moment ago and nothing moves: it is watched (for up to a second
+    after the cut) and the change is computed from what the editor then writes."""
+    p = base / "GEMINI.md"
+    p.write_text(ORIGINAL)
+    seen = []
+    with open(p, "r+b") as editor:
+        editor.truncate(0)
+
+        class EditorWakesUp:
+            monotonic = staticmethod(time.monotonic)
+            time_ns = staticmethod(time.time_ns)
+
+            @staticmethod
+            def sleep(seconds: float) -> None:  # the editor sleeps through the short settle pauses
+                if seconds > guarded_replace.SETTLE_SECONDS and editor.tell() == 0:
+                    editor.write(ORIGINAL.encode())
+                    editor.flush()
+
+        monkeypatch.setattr(guarded_replace, "time", EditorWakesUp)
+        update_memory_file(p, lambda text: (seen.append(text) or text + "- mine\n", None))
+    assert seen == [ORIGINAL]
+    assert p.read_text() == ORIGINAL + "- mine\n"
+
+
 def test_an_in_place_save_into_the_replaced_file_is_applied_again(
         base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     p = base / "GEMINI.md"
@@ -145,6 +171,7 @@ def test_a_file_that_never_stops_changing_is_refused_in_one_line(
 
     class BusyEditorClock:
         monotonic = staticmethod(time.monotonic)
+        time_ns = staticmethod(time.time_ns)
 
         @staticmethod
         def sleep(seconds: float) -> None:

@@ -5,7 +5,9 @@ do not. `replace_keeping_others` makes the atomic replace safe against them too:
 
 - a file is read only once it has settled: its size, mtime and ctime must not move while it is
   read nor during a short pause after, and the read must be as long as the file (an editor that
-  truncates then writes is caught in between);
+  truncates then writes is caught in between); a file found empty, or shorter than it was, less
+  than a second after it was cut is watched until it changes or that second has passed (an
+  editor held up between its truncate and its write);
 - right before the replace, the file at the path is read again and compared with what the new
   content was computed from: bytes appended since are carried over, any other change restarts
   the computation from the new content;
@@ -37,7 +39,7 @@ Compute = Callable[[Optional[bytes]], Optional[bytes]]
 
 SETTLE_SECONDS = 0.002  # a file must stay still this long to count as settled
 SETTLE_TRIES = 100  # reads before a file that never settles is given up on
-TRUNCATION_WAIT_SECONDS = 0.2  # how long a file that just lost its tail may take to get it back
+CUT_QUIET_SECONDS = 1.0  # a file emptied or shortened this recently may be in the middle of a save
 MAX_ROUNDS = 8  # replaces of one change before it is given up on
 LATE_WRITER_SECONDS = 0.01  # how long after the replace a write into the displaced file is awaited
 
@@ -237,24 +239,32 @@ def read_settled(fd: int) -> bytes:
 
 
 def _read_after(fd: int, expect: bytes | None, grace: float = 0.0) -> bytes:
-    """FD's settled content; when it is a strict prefix of EXPECT (truncated, maybe about to be
-    written again by an editor that saves in place), wait a little for the rest. With GRACE, a
-    content equal to EXPECT must also stay unchanged that long (a program that opened the file
+    """FD's settled content. A file that looks cut (empty, or a strict prefix of EXPECT) and was
+    cut less than CUT_QUIET_SECONDS ago may belong to an editor that truncated it and is about to
+    write it again: it is watched until it changes or has stayed that way that long. With GRACE,
+    a content equal to EXPECT must also stay unchanged that long (a program that opened the file
     just before it was replaced may still be about to write)."""
     data = read_settled(fd)
     if grace and data == expect:
         key = _key(os.fstat(fd))
         time.sleep(grace)
         return data if _key(os.fstat(fd)) == key else read_settled(fd)
-    if expect is None or len(data) >= len(expect) or not expect.startswith(data):
+    if not _looks_cut(data, expect):
         return data
-    deadline = time.monotonic() + TRUNCATION_WAIT_SECONDS
-    key = _key(os.fstat(fd))
-    while time.monotonic() < deadline:
+    st = os.fstat(fd)
+    key, quiet_until = _key(st), st.st_mtime_ns + int(CUT_QUIET_SECONDS * 1e9)
+    deadline = time.monotonic() + CUT_QUIET_SECONDS
+    while time.time_ns() < quiet_until and time.monotonic() < deadline:
         time.sleep(SETTLE_SECONDS * 5)
         if _key(os.fstat(fd)) != key:
             return read_settled(fd)
     return data
+
+
+def _looks_cut(data: bytes, expect: bytes | None) -> bool:
+    if expect is None:
+        return not data
+    return len(data) < len(expect) and expect.startswith(data)
 
 
 def _read_path(path: Path) -> bytes | None:
