@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import NoReturn, Sequence
 
 from memory_lens import __version__
+from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, agent_view
+from memory_lens.core.agents.wave import save_bullet
 from memory_lens.core.checks import Severity, check_targets
 from memory_lens.core.discovery import Scope, TargetError, resolve_target
 from memory_lens.core.edit import EntryTextError
@@ -95,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["text", "json", "annotated"], default="text",
                    help="text: the merged text; json: text, project root and sources; "
                         "annotated: Gemini CLI's per-source blocks")
+    p.add_argument("--agent", choices=AGENTS, default=DEFAULT_AGENT,
+                   help="whose view: gemini (default; the memory file options apply), claude (CLAUDE.md tiers "
+                        "and @imports), codex (AGENTS.md cut to project_doc_max_bytes), wave (~/.wave/memory.md "
+                        "and ./AGENTS.md); see docs/agents.md")
 
     scope_help = "project: <project root>/<first filename>; global: <global dir>/<first filename>"
     p = sub.add_parser("add", parents=[common], help="save an entry under '## Gemini Added Memories'",
@@ -106,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scope", choices=["project", "global"], default=None,
                    help=scope_help + " (default: project inside a project, else global)")
     p.add_argument("--dir", metavar="PATH", default=None, help="where to look for the project (default: cwd)")
+    p.add_argument("--agent", choices=(DEFAULT_AGENT, "wave"), default=DEFAULT_AGENT,
+                   help="gemini (default): as above; wave: a '- ' bullet at the end of AGENTS.md in the --dir "
+                        "directory (project) or of ~/.wave/memory.md (global)")
     add_follow_outside_links(p)
 
     p = sub.add_parser("list", parents=[common], help="list the entries of the memory chain",
@@ -217,7 +226,13 @@ def _target(path: str | None) -> Path:
 
 def cmd_show(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    memory = load_memory(_target(args.path), settings)
+    if args.agent != DEFAULT_AGENT and args.format == "annotated":
+        raise UsageError(f"{PROG}: error: --format annotated is Gemini CLI's form; with --agent {args.agent} "
+                         "use --format text or json")
+    view = agent_view(args.agent, _target(args.path), settings)
+    if view.memory is None:
+        return _show_view(view, args)
+    memory = view.memory
     if args.debug:
         for line in memory.trace:
             print(f"{PROG}: debug: {line}", file=sys.stderr)
@@ -240,6 +255,25 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _show_view(view: AgentView, args: argparse.Namespace) -> int:
+    """`show --agent claude|codex|wave`: the text on stdout; cuts and skips on stderr."""
+    if args.debug:
+        for line in view.trace:
+            print(f"{PROG}: debug: {view.agent}: {line}", file=sys.stderr)
+    for warning in view.warnings:
+        _warn(warning)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(view.to_json(), ensure_ascii=False, indent=2) + "\n")
+        return EXIT_OK
+    if view.text:
+        sys.stdout.write(view.text + "\n")
+    else:
+        looked = ", ".join(str(s.path) for s in view.sources) or "none of its files exist"
+        _info(f"no memory for {view.target_dir} as {view.agent} loads it (files found: {looked}; "
+              "--debug lists where it looks)")
+    return EXIT_OK
+
+
 def _no_memory(memory: Memory, settings: Settings) -> str:
     """What `show` says on stderr when the agent loads no memory at all (stdout stays empty)."""
     where = memory.target_dir
@@ -255,7 +289,10 @@ def cmd_add(args: argparse.Namespace) -> int:
     settings = _settings(args)
     target = _target(args.dir)
     try:
-        result = save_entry(args.text, target, settings, args.scope, args.follow_outside_links)
+        if args.agent == "wave":
+            result = save_bullet(args.text, target, args.scope, args.follow_outside_links)
+        else:
+            result = save_entry(args.text, target, settings, args.scope, args.follow_outside_links)
     except NoProjectError as err:
         raise Failure(str(err).replace("save to global memory instead", "use --scope global")) from None
     except (EntryTextError, MemoryFileError) as err:
