@@ -762,6 +762,21 @@ async function main(page) {
   await page.mouse.move(1000, 450);
   await screenshot('note-deleted');
 
+  // 13i. Workspace symbols (Ctrl+T) find notes and open them as note documents.
+  await palette('View: Close All Editors');
+  await until('every editor closed', async () => (await page.locator('.tab').count()) === 0, 10000);
+  await page.keyboard.press('Control+T');
+  await quickInput.waitFor({ state: 'visible', timeout: 10000 });
+  await quickInput.fill('#Deploy via');
+  const symbolRow = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Deploy via staging' })
+    .filter({ hasText: 'project note' });
+  await symbolRow.first().waitFor({ timeout: 20000 });
+  await screenshot('note-workspace-symbol');
+  await symbolRow.first().click();
+  await page.locator('.tab.active', { hasText: 'Deploy via staging.md' }).first().waitFor({ timeout: 15000 });
+  await until('the note document from the symbol', async () => (await noteText()) === '---\ntags: deploy, staging, ops\n---\nChanged elsewhere.', 15000);
+  step('workspace symbol opens the note document');
+
   // 14. The contributed settings, with their descriptions (the panel was hidden in step 13).
   // Machine-overridable settings (server command, global dir) sit in the Remote tab of code-server.
   await palette('Preferences: Open Settings (UI)');
