@@ -10,7 +10,7 @@ echo "== Python suite" >&2
 .venv/bin/pytest "$@"
 echo "== Malformed LSP traffic (10,000 messages, fixed seed; ~15 s)" >&2
 .venv/bin/python tests/fuzz/lsp_traffic.py
-echo "== Concurrent writers (5 runs of each race, 5 adds per writer; ~40 s)" >&2
+echo "== Concurrent writers (5 runs of each race, 5 adds per writer)" >&2
 .venv/bin/python tests/stress/races.py --runs 5 --adds 5
 if [ -f client-vscode/scripts/test.sh ]; then
   echo "== VS Code client" >&2
