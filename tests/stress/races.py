@@ -79,8 +79,12 @@ import shlex
 argv = shlex.split(command)
 for i in range(count):
     text = f"entry {tag} number {i}"
-    done = subprocess.run([*argv, "add", text], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True, timeout=%d)
+    try:
+        done = subprocess.run([*argv, "add", text], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, timeout=%d)
+    except subprocess.TimeoutExpired:
+        print(f"timeout\t{text}\tdid not finish", flush=True)
+        continue
     why = done.stderr.strip().splitlines()[-1:] if done.returncode else []
     print(f"{done.returncode}\t{text}\t{''.join(why)}", flush=True)
 """ % ADD_TIMEOUT_SECONDS
