@@ -107,6 +107,8 @@ def search_entries(ls: MemoryLensServer, query: str) -> list[types.SymbolInforma
             if not got.ok:
                 continue
             text = got.text
+        if len(text) > ls.settings.max_file_bytes:  # an open buffer over the size limit: not parsed
+            continue
         indexed = ls.store.entries(path, text)
         if not any(wanted in key for key in indexed.keys):
             continue
@@ -144,7 +146,8 @@ def register(server: MemoryLensServer) -> None:
     @server.feature(types.WORKSPACE_SYMBOL)
     async def workspace_symbol(ls: MemoryLensServer, params: types.WorkspaceSymbolParams):
         query = params.query or ""
-        return search_entries(ls, query) + await search_notes(ls, query)
+        entries = await asyncio.to_thread(search_entries, ls, query)  # parses matching files: off the loop
+        return entries + await search_notes(ls, query)
 
 
 async def search_notes(ls: MemoryLensServer, query: str) -> list[types.SymbolInformation]:
