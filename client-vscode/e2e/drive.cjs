@@ -777,6 +777,24 @@ async function main(page) {
   await until('the note document from the symbol', async () => (await noteText()) === '---\ntags: deploy, staging, ops\n---\nChanged elsewhere.', 15000);
   step('workspace symbol opens the note document');
 
+  // 13j. A name already taken: a one-line error, and the note on disk stays as it was.
+  await openFile('packages/app/src/notes.md');
+  await editorLine(2).click();
+  await page.keyboard.press('Home');
+  await page.keyboard.press('Shift+End');
+  await palette('Memory Lens: Create Note from Selection', { keepSelection: true });
+  await scopeRows.filter({ hasText: 'Project note' }).first().click({ timeout: 15000 });
+  await until('the suggested name', async () => (await quickInput.inputValue()) === 'Some other notes.', 15000);
+  await quickInput.fill('Deploy via staging');
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget', { hasText: 'Tags, separated by commas' }).first().waitFor({ timeout: 10000 });
+  await page.keyboard.press('Enter');
+  const exists = notification("Create note failed: a project note named 'Deploy via staging' already exists");
+  await exists.first().waitFor({ timeout: 20000 });
+  check('the existing note is unchanged', noteOnDisk(projectNotes, 'Deploy via staging').content === 'Changed elsewhere.');
+  step('create with a taken name refused');
+  await screenshot('note-create-name-exists');
+
   // 14. The contributed settings, with their descriptions (the panel was hidden in step 13).
   // Machine-overridable settings (server command, global dir) sit in the Remote tab of code-server.
   await palette('Preferences: Open Settings (UI)');
