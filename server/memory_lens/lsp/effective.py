@@ -1,6 +1,7 @@
 """memory/effective: the merged memory an agent would load for a document.
 
-Params `{"textDocument": {"uri"}, "annotated"?: bool}`. The result mirrors
+Params `{"textDocument": {"uri"}, "annotated"?: bool, "agent"?: "gemini"|"claude"|"codex"|"wave"}`;
+an agent other than gemini gets that agent's view (`core/agents`, the same as `memory-lens show --agent`). The result mirrors
 `memory-lens show --format json` (camelCase), with file URIs, a token estimate, a `dirty`
 flag on each source that is open with unsaved edits, and each source's `imports` tree. Non-`file:` URIs (untitled buffers) get the
 global memory only, and so do file URIs the system cannot resolve (a `%00` in them, a name too
@@ -15,9 +16,12 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from pygls.exceptions import JsonRpcInvalidParams
+
+from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, agent_view, check_agent
 from memory_lens.core.discovery import ChainPlan, Candidate, Scope
 from memory_lens.core.files import realpath
-from memory_lens.core.merge import Memory, merge_plan
+from memory_lens.core.merge import Memory, estimate_tokens, merge_plan
 from memory_lens.lsp.convert import path_to_uri, plain, text_document_uri, uri_to_path
 from memory_lens.lsp.protocol import EFFECTIVE_REQUEST
 from memory_lens.lsp.server import MemoryLensServer
@@ -65,9 +69,12 @@ def memory_for_uri(ls: MemoryLensServer, uri: str) -> Memory:
     return memory_at(ls, uri_target_dir(uri))
 
 
-def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False) -> dict[str, Any]:
-    """The memory/effective result for URI."""
+def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False,
+                     agent: str | None = None) -> dict[str, Any]:
+    """The memory/effective result for URI, as AGENT (default gemini) loads it."""
     directory = uri_target_dir(uri)
+    if check_agent(agent) != DEFAULT_AGENT:
+        return agent_result(ls, agent_view(agent, directory or Path.home(), ls.settings), directory)
     memory = memory_at(ls, directory)
     docs = ls.open_memory_docs()
     sources = []
@@ -96,9 +103,32 @@ def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False) ->
     return result
 
 
+def agent_result(ls: MemoryLensServer, view: AgentView, directory: Path | None) -> dict[str, Any]:
+    """memory/effective for claude, codex or wave: the view as `show --agent --format json` gives it,
+    camelCase, with URIs and the `dirty` flag. Non-file URIs are taken as the home directory."""
+    docs = ls.open_memory_docs()
+    sources = []
+    for s in view.sources:
+        doc = docs.get(s.path)
+        sources.append({"uri": path_to_uri(s.path), **s.to_json(),
+                        "dirty": doc is not None and doc.text != ls.store.read(s.path).text})
+    return {
+        "agent": view.agent,
+        "text": view.text,
+        "projectRoot": None if view.project_root is None else str(view.project_root),
+        "targetDir": None if directory is None else str(view.target_dir),
+        "tokens": estimate_tokens(view.text),
+        "sources": sources,
+        "warnings": list(view.warnings),
+    }
+
+
 def register(server: MemoryLensServer) -> None:
     @server.feature(EFFECTIVE_REQUEST)
     def effective(ls: MemoryLensServer, params: Any) -> dict[str, Any]:
         uri = text_document_uri(params)
         data = plain(params)
-        return effective_result(ls, uri, annotated=bool(data.get("annotated")))
+        agent = data.get("agent")
+        if agent is not None and (not isinstance(agent, str) or agent not in AGENTS):
+            raise JsonRpcInvalidParams(message=f"'agent' must be one of {', '.join(AGENTS)}")
+        return effective_result(ls, uri, annotated=bool(data.get("annotated")), agent=agent)

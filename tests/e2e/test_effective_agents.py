@@ -1,0 +1,50 @@
+"""memory/effective with an `agent`: the same view as `memory-lens show --agent AGENT --format json`
+(camelCase keys, URIs added), the gemini answer unchanged, and a clear error for an unknown agent.
+
+The answer does not depend on the client's capabilities: VS Code's, Neovim's and a bare client's."""
+
+from __future__ import annotations
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from .harness import EFFECTIVE, FEATURE_CLIENTS, INVALID_PARAMS, Session, uri_of
+
+pytestmark = pytest.mark.clients(*FEATURE_CLIENTS)
+
+
+async def test_codex_view_matches_show_and_names_the_cut(lsp: Session) -> None:
+    ws = lsp.ws
+    ws.write("work/proj/AGENTS.md", "r" * 30000 + "\n")
+    ws.write("work/proj/pkg/AGENTS.md", "p" * 5000 + "\n")
+    target = ws.proj / "pkg" / "mod.py"
+    result = await lsp.effective(target, agent="codex")
+    show = await ws.cli_json("show", str(ws.proj / "pkg"), "--agent", "codex")
+    assert result["agent"] == "codex" and result["text"] == show["text"]
+    assert result["projectRoot"] == show["project_root"] == str(ws.proj)
+    assert result["targetDir"] == str(ws.proj / "pkg")
+    assert [{k: v for k, v in s.items() if k not in ("uri", "dirty")} for s in result["sources"]] == show["sources"]
+    cut = result["sources"][1]
+    assert cut["cutAt"] == 32 * 1024 - 30001 and cut["uri"] == uri_of(cut["path"]) and cut["dirty"] is False
+    assert result["warnings"] == show["warnings"] and "cuts this file at byte 2767" in result["warnings"][0]
+
+
+async def test_claude_view_expands_the_import(lsp: Session) -> None:
+    ws = lsp.ws
+    ws.write("work/proj/CLAUDE.md", "@AGENTS.md\n")
+    ws.write("work/proj/AGENTS.md", "- Use pnpm\n")
+    result = await lsp.effective(ws.proj / "CLAUDE.md", agent="claude")
+    assert result["text"].endswith("(project instructions, checked into the codebase):\n- Use pnpm\n")
+    assert [s["tier"] for s in result["sources"]] == ["project", "import"]
+
+
+async def test_gemini_is_the_default_and_unknown_agents_are_invalid(lsp: Session) -> None:
+    ws = lsp.ws
+    target = ws.proj / "GEMINI.md"
+    assert await lsp.effective(target, agent="gemini") == await lsp.effective(target)
+    for agent in ("cursor", 3, ""):
+        with pytest.raises(JsonRpcException) as err:
+            await lsp.request(EFFECTIVE, {"textDocument": {"uri": lsp.uri(target)}, "agent": agent})
+        assert err.value.code == INVALID_PARAMS
+        assert "'agent' must be one of gemini, claude, codex, wave" in str(err.value)
+    assert lsp.server_alive()
