@@ -18,18 +18,19 @@ from memory_lens.lsp.convert import uri_to_path
 from memory_lens.lsp.server import MemoryLensServer
 
 
-_checking: dict[str, bool] = {}  # URIs being checked -> whether to check again (and force) after
-
-
+# (server, URI) of the documents being checked -> whether to check again when the check ends.
+_checking: dict[tuple[int, str], bool] = {}
+_forced: dict[tuple[int, str], bool] = {}  # a check asked for meanwhile wanted to force publishing
 async def check_open_document(ls: MemoryLensServer, uri: str, force: bool = False) -> None:
     """Check the open buffer URI (a memory file) off the event loop and publish its diagnostics.
     Nothing for a document that is not open (a didChange without changes for it): its file is
     never read here. FORCE publishes even diagnostics equal to the last ones sent."""
-    if uri in _checking:  # the running check starts again with the newest text when it ends
-        _checking[uri] = True
-        _forced[uri] = _forced.get(uri, False) or force
+    key = (id(ls), uri)
+    if key in _checking:  # the running check starts again with the newest text when it ends
+        _checking[key] = True
+        _forced[key] = _forced.get(key, False) or force
         return
-    _checking[uri] = False
+    _checking[key] = False
     try:
         while True:
             path = uri_to_path(uri)
@@ -39,20 +40,18 @@ async def check_open_document(ls: MemoryLensServer, uri: str, force: bool = Fals
             assert path is not None
             version, source, store = doc.version, doc.source, ls.store
             diags = await asyncio.to_thread(diagnostics.diagnostics_for, store, path, source, ls.position_encoding)
-            force = force or _forced.pop(uri, False)
-            if _checking[uri]:
-                _checking[uri] = False
+            force = force or _forced.pop(key, False)
+            if _checking[key]:
+                _checking[key] = False
                 continue
             current = ls.open_text_document(uri)
             if current is not None and current.version == version and store is ls.store:
                 diagnostics.publish(ls, path, diags, version, force=force)
             return
     finally:
-        _checking.pop(uri, None)
-        _forced.pop(uri, None)
+        _checking.pop(key, None)
+        _forced.pop(key, None)
 
-
-_forced: dict[str, bool] = {}  # a check asked for while another ran wanted to force publishing
 
 
 def register(server: MemoryLensServer) -> None:
