@@ -111,6 +111,11 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None,
             sources.append(AgentSource(path, shown_tier, got.size, False, reason=got.reason, imported_from=parent))
             warnings.append(f"{path}: {got.reason}")
             return
+        if got.size > READ_LIMIT:
+            reason = f"is too large ({got.size} bytes): Memory Lens reads at most {READ_LIMIT} bytes of it"
+            sources.append(AgentSource(path, shown_tier, got.size, False, reason=reason, imported_from=parent))
+            warnings.append(f"{path}: {reason}")
+            return
         text = decode_lossy(got.data)
         sources.append(AgentSource(path, shown_tier, got.size, bool(text.strip()),
                                    reason="" if text.strip() else "empty", imported_from=parent))
