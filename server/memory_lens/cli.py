@@ -7,6 +7,7 @@ stderr. Exit status: 0 success, 1 failure (or findings, for `check`), 2 bad usag
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -70,16 +71,27 @@ def _common() -> argparse.ArgumentParser:
 
 
 class _GivenOptions(argparse.Namespace):
-    """The parsed command line. The options every command takes (`_common`) are accepted before
-    the command as well as after it (`memory-lens --global-dir ~/g show`): argparse parses a
-    command's options into a fresh namespace, whose defaults would then replace the values given
-    before the command. Here a default (None or False) never replaces a value already given;
-    given on both sides, the one after the command wins."""
+    """The command line while it is parsed. The options every command takes (`_common`) are
+    accepted before the command as well as after it (`memory-lens --global-dir ~/g show`):
+    argparse parses a command's options into a fresh namespace, whose defaults would then replace
+    the values given before the command. Here the default (None or False) of one of those options
+    never replaces a value already given; given on both sides, the one after the command wins."""
 
     def __setattr__(self, name: str, value: object) -> None:
-        if (value is None or value is False) and getattr(self, name, None) not in (None, False):
+        if (name in _common_dests() and (value is None or value is False)
+                and getattr(self, name, None) not in (None, False)):
             return
         super().__setattr__(name, value)
+
+
+@functools.lru_cache(maxsize=1)
+def _common_dests() -> frozenset[str]:
+    return frozenset(vars(_common().parse_args([])))
+
+
+def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The parsed ARGV (see `_GivenOptions`), as a plain namespace."""
+    return argparse.Namespace(**vars(parser.parse_args(argv, namespace=_GivenOptions())))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -403,7 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     debug = False
     try:
-        args = parser.parse_args(argv, namespace=_GivenOptions())
+        args = parse_command_line(parser, argv)
         debug = bool(getattr(args, "debug", False))
         return COMMANDS[args.command](args)
     except UsageError as err:
