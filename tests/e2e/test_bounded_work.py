@@ -134,3 +134,18 @@ async def test_save_refuses_a_nul_and_writes_other_line_breaks_as_spaces(lsp: Se
     written = project_file.read_text(encoding="utf-8")
     assert "- Use pnpm # not a heading nor this\n" in written
     assert written.splitlines() == written.split("\n")[:-1]  # no line break but \n
+
+
+@pytest.mark.clients(*FEATURE_CLIENTS)
+async def test_a_memory_file_over_the_limit_is_left_out_of_effective_memory_and_reported(start) -> None:
+    lsp = await start(init_options={"maxFileSize": 60})
+    project_file = lsp.ws.proj / "GEMINI.md"
+    size = project_file.stat().st_size
+    assert size > 60
+    effective = await lsp.effective(lsp.ws.proj / "src" / "app.py")
+    (source,) = [s for s in effective["sources"] if s["path"] == str(project_file)]
+    assert source["readable"] is False and source["reason"].startswith(
+        f"is too large ({size} bytes, over the 60-byte limit)")
+    assert "Prefer small commits" in effective["text"]  # the global file, under the limit
+    diags = await lsp.wait_diagnostics(project_file, lambda d: [x.code for x in d] == ["too-large"])
+    assert diags[0].range.start.line == 0 and diags[0].severity == types.DiagnosticSeverity.Warning
