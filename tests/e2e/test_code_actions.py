@@ -1,9 +1,12 @@
 """textDocument/codeAction: "Save selection to project/global memory" and the quick fixes.
 
-Every edit is applied here the way an editor applies it and compared byte for byte with what
-`memory-lens add` makes of a copy of the same file. The shape of the edit follows the client:
-documentChanges with a CreateFile and a confirmation annotation for VS Code, plain `changes`
-(or the `memoryLens.server.save` command when the file must be created) for the others.
+By default a save action carries the `memoryLens.server.save` command: running it writes the
+entry to disk at once, byte for byte what `memory-lens add` makes of a copy of the same file, and
+`memoryLens.server.remove` with the save's `{uri, line, text}` undoes it. With the `save.preview`
+setting it carries an edit instead, applied here the way an editor applies it and compared the
+same way. The shape of that edit follows the client: documentChanges with a CreateFile and a
+confirmation annotation for VS Code, plain `changes` (or the command when the file must be
+created) for the others.
 """
 
 from __future__ import annotations
@@ -11,11 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
+import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from .conftest import Starter
 from .harness import (
+    CMD_REMOVE,
     CMD_SAVE,
+    REQUEST_FAILED,
     SAVE_GLOBAL,
     SAVE_PROJECT,
     Session,
@@ -29,6 +36,7 @@ from .harness import (
 NOTES = "def main():\n    return 'hello'\n# 😀 note: Prefer café ☕ over tea\n  first line\n    second line\n"
 EMOJI_SELECTION = "Prefer café ☕ over tea"
 TWO_LINES = "first line\n    second line"
+PREVIEW = {"memoryLens": {"save": {"preview": True}}}  # initializationOptions: the edit-based flow
 
 
 def selection(lsp: Session, text: str, wanted: str) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -119,7 +127,7 @@ async def test_save_edits_equal_memory_lens_add(ws: Workspace, start: Starter) -
         ws.project(f"work/{name}")
         ws.write(f"work/{name}/GEMINI.md", content)
         ws.write(f"work/{name}/notes.txt", NOTES)
-    lsp = await start(folders=[ws.root / "work"])
+    lsp = await start(folders=[ws.root / "work"], init_options=PREVIEW)
     for name, (content, is_open, wanted) in PROJECTS.items():
         memory_file = ws.root / "work" / name / "GEMINI.md"
         version = None
@@ -141,8 +149,8 @@ async def test_save_edits_equal_memory_lens_add(ws: Workspace, start: Starter) -
     assert ws.read("work/plain/GEMINI.md") == PROJECTS["plain"][0]  # offering an edit writes nothing
 
 
-async def test_edit_follows_the_unsaved_buffer(lsp: Session) -> None:
-    ws = lsp.ws
+async def test_edit_follows_the_unsaved_buffer(ws: Workspace, start: Starter) -> None:
+    lsp = await start(init_options=PREVIEW)
     memory_file = ws.proj / "GEMINI.md"
     lsp.open(memory_file)
     buffer = memory_file.read_text(encoding="utf-8") + "- Typed but not saved\n"
@@ -160,7 +168,7 @@ async def test_missing_memory_files_are_created(ws: Workspace, start: Starter) -
     ws.global_file.unlink()
     fresh = ws.project("work/fresh")
     notes = ws.write("work/fresh/notes.txt", NOTES)
-    lsp = await start(folders=[fresh])
+    lsp = await start(folders=[fresh], init_options=PREVIEW)
     lsp.open(notes, language="plaintext")
     actions = await save_actions(lsp, notes, EMOJI_SELECTION)
     for scope, memory_file in (("project", fresh / "GEMINI.md"), ("global", ws.global_file)):
@@ -178,6 +186,112 @@ async def test_missing_memory_files_are_created(ws: Workspace, start: Starter) -
             assert list(action.command.arguments) == [{"text": EMOJI_SELECTION, "scope": scope, "uri": lsp.uri(notes)}]
             await lsp.command(action.command.command, *action.command.arguments)
             assert memory_file.read_bytes() == expected
+
+
+def check_save_command(lsp: Session, action: types.CodeAction, text: str, scope: str, context: Path) -> types.Command:
+    """The action runs `memoryLens.server.save` for TEXT in SCOPE from document CONTEXT, and carries no edit."""
+    assert action.edit is None and action.command is not None
+    assert action.command.command == CMD_SAVE and action.command.title == action.title
+    assert list(action.command.arguments) == [{"text": text, "scope": scope, "uri": lsp.uri(context)}]
+    return action.command
+
+
+async def listed(ws: Workspace, cwd: Path) -> list[dict]:
+    """`memory-lens list --format json` in CWD: every entry of the chain there."""
+    return await ws.cli_json("list", "--format", "json", cwd=cwd)
+
+
+async def test_save_action_writes_at_once_and_remove_undoes_it(ws: Workspace, start: Starter) -> None:
+    for name, (content, _, _) in PROJECTS.items():
+        ws.project(f"work/{name}")
+        ws.write(f"work/{name}/GEMINI.md", content)
+        ws.write(f"work/{name}/notes.txt", NOTES)
+    lsp = await start(folders=[ws.root / "work"])
+    for name, (_, _, wanted) in PROJECTS.items():  # memory files not open (a buffer: see the unsaved test)
+        project = ws.root / "work" / name
+        notes = project / "notes.txt"
+        lsp.open(notes, language="plaintext")
+        for scope, memory_file in (("project", project / "GEMINI.md"), ("global", ws.global_file)):
+            before, entries_before = memory_file.read_bytes(), await listed(ws, project)
+            expected = await ws.cli_add_on_copy(memory_file, wanted, scope)
+            command = check_save_command(lsp, (await save_actions(lsp, notes, wanted))[scope], wanted, scope, notes)
+            saved = await lsp.command(command.command, *command.arguments)
+            assert memory_file.read_bytes() == expected, (name, scope)  # on disk, no further step
+            assert (saved["uri"], saved["path"], saved["scope"]) == (uri_of(memory_file), str(memory_file), scope)
+            assert (saved["added"], saved.get("unsaved")) == (True, None)
+            (new,) = [e for e in await listed(ws, project) if (e["path"], e["line"]) == (str(memory_file), saved["line"])]
+            assert new["scope"] == scope
+            assert new["text"].split() == saved["text"].split()  # `list` shows continuation lines unindented
+
+            undone = await lsp.command(CMD_REMOVE, {"uri": saved["uri"], "line": saved["line"], "text": saved["text"]})
+            assert (undone["uri"], undone["line"], undone["text"]) == (saved["uri"], saved["line"], new["text"])
+            assert await listed(ws, project) == entries_before, (name, scope)
+            if b"## Gemini Added Memories" in before and before.endswith(b"\n"):  # else add also ended the file
+                assert memory_file.read_bytes() == before, (name, scope)
+
+
+async def test_undo_removes_only_the_saved_entry(lsp: Session) -> None:
+    ws = lsp.ws
+    app = ws.proj / "src" / "app.py"
+    memory_file = ws.proj / "GEMINI.md"
+    lsp.open(app, language="python")
+    before = memory_file.read_text(encoding="utf-8")
+    command = check_save_command(lsp, (await save_actions(lsp, app, "return 'hello'"))["project"],
+                                 "return 'hello'", "project", app)
+    saved = await lsp.command(command.command, *command.arguments)
+    undo = {"uri": saved["uri"], "line": saved["line"], "text": saved["text"]}
+    after_save = memory_file.read_text(encoding="utf-8")
+
+    # Lines added above it since: the same entry, further down, is still the one removed.
+    memory_file.write_text("# Added on top\n\n- An entry above it\n" + after_save, encoding="utf-8")
+    removed = await lsp.command(CMD_REMOVE, undo)
+    assert removed["line"] == saved["line"] + 3
+    assert memory_file.read_text(encoding="utf-8") == "# Added on top\n\n- An entry above it\n" + before
+
+    # Gone already, or edited since: nothing is removed, and the command says why.
+    for text in (memory_file.read_text(encoding="utf-8"),
+                 after_save.replace("- return 'hello'", "- return 'hello' and more")):
+        memory_file.write_text(text, encoding="utf-8")
+        with pytest.raises(JsonRpcException) as err:
+            await lsp.command(CMD_REMOVE, undo)
+        assert err.value.code == REQUEST_FAILED and "is no longer there; nothing removed" in str(err.value)
+        assert memory_file.read_text(encoding="utf-8") == text
+
+
+async def test_undo_in_an_unsaved_buffer(lsp: Session) -> None:
+    """A save into a memory file open with unsaved edits goes to the buffer; so does its undo."""
+    if not lsp.supports("workspace.apply_edit"):
+        return  # without applyEdit both write the disk, as in the tests above
+    ws = lsp.ws
+    memory_file = ws.proj / "GEMINI.md"
+    lsp.open(memory_file)
+    buffer = memory_file.read_text(encoding="utf-8") + "- Typed but not saved\n"
+    lsp.change(memory_file, buffer)
+    on_disk = memory_file.read_bytes()
+    app = ws.proj / "src" / "app.py"
+    lsp.open(app, language="python")
+    command = check_save_command(lsp, (await save_actions(lsp, app, "return 'hello'"))["project"],
+                                 "return 'hello'", "project", app)
+    saved = await lsp.command(command.command, *command.arguments)
+    assert saved["unsaved"] is True and len(lsp.applied) == 1
+    with_entry = apply_workspace_edit(lsp.applied[0].edit, lsp.encoding, buffers={lsp.uri(memory_file): buffer})
+    lsp.change(memory_file, with_entry[memory_file].decode("utf-8"))
+    undone = await lsp.command(CMD_REMOVE, {"uri": saved["uri"], "line": saved["line"], "text": saved["text"]})
+    assert undone["unsaved"] is True and len(lsp.applied) == 2
+    got = apply_workspace_edit(lsp.applied[1].edit, lsp.encoding, buffers={lsp.uri(memory_file): with_entry[memory_file].decode("utf-8")})
+    assert got == {memory_file: buffer.encode("utf-8")}
+    assert memory_file.read_bytes() == on_disk  # the disk was never written
+
+
+async def test_preview_setting_from_workspace_configuration(ws: Workspace, start: Starter) -> None:
+    lsp = await start(configuration={"memoryLens": {"save": {"preview": True}}})
+    app = ws.proj / "src" / "app.py"
+    lsp.open(app, language="python")
+    action = (await save_actions(lsp, app, "return 'hello'"))["project"]
+    if lsp.supports("workspace.configuration"):
+        check_edit_shape(lsp, action, ws.proj / "GEMINI.md", create=False)
+    else:  # never asked for its settings: the default, one step
+        check_save_command(lsp, action, "return 'hello'", "project", app)
 
 
 async def test_already_saved_selection_says_so(lsp: Session) -> None:

@@ -91,13 +91,18 @@ local ok, perr = pcall(function()
     if a.title == 'Save selection to project memory' then chosen = a end
   end
   if not chosen then error('no project save action: ' .. vim.inspect(out.code_actions)) end
-  if chosen.edit then
-    vim.lsp.util.apply_workspace_edit(chosen.edit, client.offset_encoding)
-  elseif chosen.command then
-    client.request_sync('workspace/executeCommand', chosen.command, 15000, srcbuf)
+  -- One step: the action runs the server's save command, which writes the file; no buffer is
+  -- written here (no `:wall`), so the entry on disk can only come from the server.
+  if chosen.edit or not chosen.command then error('the save action is not a command: ' .. vim.inspect(chosen)) end
+  local saved = client.request_sync('workspace/executeCommand', chosen.command, 15000, srcbuf)
+  if not saved or saved.err then error('the save command failed: ' .. vim.inspect(saved)) end
+  out.saved = saved.result
+  out.modified_buffers = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].modified then
+      table.insert(out.modified_buffers, vim.api.nvim_buf_get_name(b))
+    end
   end
-  -- Edits land in buffers, as for a user: write them like `:wall` would.
-  vim.cmd('silent! wall')
   step('code_action_applied')
 
   client.stop()

@@ -1,8 +1,8 @@
 """A real editor in the suite: headless Neovim runs `memory-lens serve` and uses it like a user.
 
 Neovim opens a memory file holding a duplicate entry, then checks diagnostics, hover,
-`memory/effective`, and the two save code actions on a selection in a source file, applying the
-project one and finding the entry on disk.
+`memory/effective`, and the two save code actions on a selection in a source file, running the
+project one's command and finding the entry on disk with no buffer left to write.
 """
 
 from __future__ import annotations
@@ -72,6 +72,8 @@ def test_neovim_session(tmp_path: Path, require_program) -> None:
         "# Project rules\n\n## Gemini Added Memories\n- Use pnpm, not npm.\n- Run tests with pytest.\n"
         "- use PNPM, not npm\n- Deploys go through the staging branch first\n"
     )
+    assert result["modified_buffers"] == []  # written by the server in one step, no buffer left to save
+    assert (result["saved"]["path"], result["saved"]["line"], result["saved"]["added"]) == (str(memory), 7, True)
 
 
 def _documented_snippet(heading: str) -> str:

@@ -139,3 +139,13 @@ def test_a_client_that_says_nothing_is_trusted_and_trust_is_never_raised() -> No
     untrusted, _ = parse({"memoryLens": {"trusted": False}})
     assert untrusted.trusted is False
     assert parse({"trusted": True}, untrusted)[0].trusted is False
+
+
+def test_save_preview_is_a_boolean_under_save() -> None:
+    cfg, warnings = parse({"memoryLens": {"save": {"preview": True}}})
+    assert cfg.save_preview is True and warnings == []
+    assert parse({"save": {"preview": False}}, cfg)[0].save_preview is False
+    assert parse({"save": {}}, cfg)[0].save_preview is True  # missing: the earlier value stays
+    for bad in ({"save": {"preview": "yes"}}, {"save": True}):
+        cfg, warnings = parse(bad)
+        assert cfg.save_preview is False and len(warnings) == 1 and "memoryLens.save" in warnings[0]

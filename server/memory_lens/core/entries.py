@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import AddPlan, RemovePlan, UnsafeEntryError, find_entry, plan_add, plan_remove
 from memory_lens.core.files import too_large_reason
-from memory_lens.core.markdown import Entry, clean_entry_text, parse
+from memory_lens.core.markdown import Entry, clean_entry_text, normalize, parse
 from memory_lens.core.merge import Memory, Source, load_memory
 from memory_lens.core.settings import Settings
 from memory_lens.core.write_policy import DEFAULT_HINT, WriteArea, directory_area, global_area, project_area
@@ -220,6 +220,32 @@ def remove_entry_at(path: Path, line: int, area: WriteArea | None = None) -> Ent
     return removed
 
 
+def find_saved_entry(content: str, text: str, line: int) -> Entry | None:
+    """The entry of CONTENT that saving TEXT made at 0-based LINE: the one whose normalised text
+    is TEXT's, nearest LINE (lines may have been added or removed above it since); None if none."""
+    wanted = normalize(clean_entry_text(text))
+    same = [e for e in parse(content).entries if e.normalized == wanted]
+    return min(same, key=lambda e: abs(e.line - line), default=None)
+
+
+def remove_saved_entry(path: Path, text: str, line: int, area: WriteArea | None = None) -> Entry:
+    """Remove from memory file PATH the entry that saving TEXT made at 0-based LINE (what undoing
+    that save means; see `find_saved_entry`). Raises EntryNotFoundError when the file no longer has
+    it: no other entry is ever taken in its place."""
+
+    def change(content: str) -> tuple[str | None, Entry | None]:
+        entry = find_saved_entry(content, text, line)
+        if entry is None:
+            return None, None
+        return plan_remove(content, entry).content, entry
+
+    removed = update_memory_file(path, change, create=False, area=area)
+    if removed is None:
+        first = clean_entry_text(text).splitlines()[0] if clean_entry_text(text) else text
+        raise EntryNotFoundError(f"{path}: the entry {first!r} is no longer there; nothing removed")
+    return removed
+
+
 __all__ = [
     "EntryNotFoundError",
     "ListedEntry",
@@ -227,11 +253,13 @@ __all__ = [
     "NoProjectError",
     "RemoveResult",
     "SaveResult",
+    "find_saved_entry",
     "first_entry",
     "list_entries",
     "memory_file_for",
     "remove_entry",
     "remove_entry_at",
+    "remove_saved_entry",
     "resolve_scope",
     "save_entry",
     "write_area",

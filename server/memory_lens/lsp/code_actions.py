@@ -1,11 +1,13 @@
 """textDocument/codeAction: save a selection to project or global memory; quick fixes.
 
 On any non-empty selection in any file: "Save selection to project memory" and "Save selection
-to global memory". Each carries a WorkspaceEdit computed by `plan_add`, the function behind
-`memory-lens add`, annotated so that clients supporting change annotations show the change and
-ask before applying it. A selection already saved is not offered again: the action says so
-(disabled, where the client supports that). Clients that cannot create files get the
-`memoryLens.server.save` command instead of an edit for a missing memory file.
+to global memory". Each carries the `memoryLens.server.save` command, so choosing it writes the
+entry to disk at once, with the locked atomic write of `memory-lens add`, in any editor. With the
+`save.preview` setting the action carries instead a WorkspaceEdit computed by `plan_add` (the
+function behind `memory-lens add`), annotated so that clients supporting change annotations show
+the change and ask before applying it; clients that cannot create files still get the command
+for a missing memory file. A selection already saved is not offered again: the action says so
+(disabled, where the client supports that).
 
 Quick fixes remove a duplicate or a redundant entry flagged by a diagnostic, only while that
 entry is still where the diagnostic says (its normalised text travels in the diagnostic's `data`).
@@ -30,7 +32,7 @@ from memory_lens.core.entries import memory_file_for
 from memory_lens.core.files import BOM, FileStatus, too_large_reason
 from memory_lens.core.markdown import Entry, clean_entry_text, parse, split_lines, strip_eol
 from memory_lens.lsp import protocol
-from memory_lens.lsp.commands import write_refusal
+from memory_lens.lsp.commands import context_refusal, write_refusal
 from memory_lens.lsp.convert import plain, uri_to_path
 from memory_lens.lsp.edits import add_entry_edit, can_create_files, remove_entry_edit
 from memory_lens.lsp.effective import uri_target_dir
@@ -184,12 +186,22 @@ def save_action(ls: MemoryLensServer, uri: str, text: str, scope: Scope) -> type
         saved = f"Already saved in {scope.value} memory ({where})"
         return _disabled(ls, saved, saved) or types.CodeAction(title=saved, kind=protocol.SAVE_ACTION_KIND)
     missing = ls.open_doc(path) is None and not os.path.lexists(path)
-    if missing and not can_create_files(ls):
+    if not ls.config.save_preview or (missing and not can_create_files(ls)):
         return types.CodeAction(title=title, kind=protocol.SAVE_ACTION_KIND, command=types.Command(
-            title=title, command=protocol.CMD_SAVE, arguments=[{"text": text, "scope": scope.value, "uri": uri}]))
+            title=title, command=protocol.CMD_SAVE, arguments=[_save_arguments(ls, uri, text, scope)]))
     label = f"Save to {scope.value} memory"
     edit = add_entry_edit(ls, path, plan, confirm=True, label=label)
     return types.CodeAction(title=title, kind=protocol.SAVE_ACTION_KIND, edit=edit)
+
+
+def _save_arguments(ls: MemoryLensServer, uri: str, text: str, scope: Scope) -> dict[str, str]:
+    """The `memoryLens.server.save` arguments for TEXT selected in URI. A global save from a
+    document outside the workspace leaves the URI out: the command would refuse it, and the
+    global memory file does not depend on it."""
+    arguments = {"text": text, "scope": scope.value, "uri": uri}
+    if scope is Scope.GLOBAL and (path := uri_to_path(uri)) is not None and context_refusal(ls, path):
+        del arguments["uri"]
+    return arguments
 
 
 def _flagged_entry(text: str, diag: types.Diagnostic) -> Entry | None:

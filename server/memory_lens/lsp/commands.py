@@ -26,16 +26,18 @@ from memory_lens.core.edit import EntryTextError
 from memory_lens.core.entries import (
     EntryNotFoundError,
     NoProjectError,
+    find_saved_entry,
     first_entry,
     list_entries,
     memory_file_for,
     remove_entry,
     remove_entry_at,
+    remove_saved_entry,
     resolve_scope,
     save_entry,
     write_area,
 )
-from memory_lens.core.markdown import Entry, parse, split_lines
+from memory_lens.core.markdown import Entry, clean_entry_text, parse, split_lines
 from memory_lens.core.write_policy import OutsideWriteError, WriteArea, check_requested_path
 from memory_lens.core.writer import MemoryFileError, allowed_target
 from memory_lens.lsp import protocol
@@ -96,6 +98,15 @@ def write_refusal(ls: MemoryLensServer, path: Path) -> str | None:
         allowed_target(allowed_path(ls, path), area_of(ls, path))
     except (RequestFailed, MemoryFileError) as err:
         return str(err.message if isinstance(err, RequestFailed) else err)
+    return None
+
+
+def context_refusal(ls: MemoryLensServer, path: Path) -> str | None:
+    """Why a command would refuse PATH (a document's path) as its context `uri`; None if it would not."""
+    try:
+        allowed_path(ls, path)
+    except RequestFailed as err:
+        return str(err.message)
     return None
 
 
@@ -206,6 +217,17 @@ def _entry_on_disk(ls: MemoryLensServer, path: Path, line: int) -> Entry | None:
     return parse(got.text).entry_at(line - 1) if got.ok else None
 
 
+def _saved_in_buffer(doc: OpenDoc, text: str, line: int) -> Entry:
+    """The entry a save of TEXT made at 1-based LINE of unsaved buffer DOC (`find_saved_entry`);
+    RequestFailed when the buffer no longer has it."""
+    entry = find_saved_entry(doc.text, text, line - 1)
+    if entry is None:
+        first = (clean_entry_text(text).splitlines() or [text])[0]
+        raise RequestFailed(message=f"{doc.path}: the entry {first!r} is no longer in the unsaved buffer of this "
+                                    "file; nothing removed")
+    return entry
+
+
 def _in_buffer(ls: MemoryLensServer, path: Path, entry: Entry | None) -> tuple[OpenDoc, Entry] | None:
     """Where to remove ENTRY (of PATH on disk) instead of the disk: the unsaved buffer of PATH
     and its copy of ENTRY; None when PATH has no unsaved buffer. RequestFailed when the buffer
@@ -221,9 +243,12 @@ def _in_buffer(ls: MemoryLensServer, path: Path, entry: Entry | None) -> tuple[O
 
 
 def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
-    """Remove the entry at `{uri, line}`, or the first matching `{text, scope?, uri?}`.
+    """Remove the entry at `{uri, line}`, the entry a save made `{uri, line, text}` (the `save`
+    result: undo), or the first matching `{text, scope?, uri?}`.
 
-    `uri` must name a memory file. `line` is a line of the file on disk, as `list` reports it;
+    `uri` must name a memory file. With `text` beside `line`, only an entry with that normalised
+    text is removed (the one nearest `line`); when there is none the command fails and nothing
+    changes. `line` is a line of the file on disk, as `list` reports it;
     `text` is matched against the chain on disk, as `memory-lens remove` does. When that file is
     open with unsaved edits and the client supports `workspace/applyEdit`, the entry is removed
     from the buffer instead, as `save` adds to it (its copy with the same normalised text nearest
@@ -232,11 +257,17 @@ def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     try:
         if "line" in args:
             line = _line_arg(args)
+            saved = _str_arg(args, "text", required=False)
             path = _memory_file_arg(ls, args)
             allowed_target(path, area_of(ls, path))  # a link out: refused for the buffer too
-            if (where := _in_buffer(ls, path, _entry_on_disk(ls, path, line))) is not None:
-                return remove_in_buffer(ls, *where, scope_of(ls, path))
-            entry = remove_entry_at(path, line - 1, area_of(ls, path))
+            if saved is not None:
+                if (doc := unsaved_buffer(ls, path)) is not None:
+                    return remove_in_buffer(ls, doc, _saved_in_buffer(doc, saved, line), scope_of(ls, path))
+                entry = remove_saved_entry(path, saved, line - 1, area_of(ls, path))
+            else:
+                if (where := _in_buffer(ls, path, _entry_on_disk(ls, path, line))) is not None:
+                    return remove_in_buffer(ls, *where, scope_of(ls, path))
+                entry = remove_entry_at(path, line - 1, area_of(ls, path))
             result = {"path": str(path), "uri": path_to_uri(path), "scope": scope_of(ls, path).value,
                       "text": entry.text, "line": entry.line + 1}
         else:

@@ -37,6 +37,7 @@ class ServerConfig:
     notes_global_dir: str | None = None  # `notes.globalDir`
     note_documents: bool = False  # `noteDocuments`: the client opens memory-lens-note: URIs
     follow_outside_links: bool = False  # `followOutsideLinks`: write through links out of the project
+    save_preview: bool = False  # `save.preview`: save code actions carry an edit to review, not a command
     trusted: bool = True  # initializationOptions `trusted`: the workspace is trusted
 
 
@@ -107,6 +108,7 @@ def _parse_values(data: dict, base: ServerConfig, warn: Callable[[str], None]) -
         else:
             warn(f"ignoring setting memoryLens.maxFileSize={value!r}: expected a number of bytes, 1 or more")
     cfg = _parse_notes(data, cfg, warn)
+    cfg = _parse_save(data, cfg, warn)
     if "followOutsideLinks" in data and data["followOutsideLinks"] is not None:
         value = data["followOutsideLinks"]
         if isinstance(value, bool):
@@ -147,6 +149,21 @@ def _parse_notes(data: dict, cfg: ServerConfig, warn: Callable[[str], None]) -> 
             cfg = replace(cfg, note_documents=flag)
         else:
             warn(f"ignoring setting memoryLens.noteDocuments={flag!r}: expected true or false")
+    return cfg
+
+
+def _parse_save(data: dict, cfg: ServerConfig, warn: Callable[[str], None]) -> ServerConfig:
+    """`save: {preview}`: whether "Save selection to … memory" shows the change before writing."""
+    save = data.get("save")
+    if save is not None and not isinstance(save, dict):
+        warn(f"ignoring setting memoryLens.save={save!r}: expected an object such as {{\"preview\": true}}")
+        return cfg
+    preview = (save or {}).get("preview")
+    if preview is not None:
+        if isinstance(preview, bool):
+            cfg = replace(cfg, save_preview=preview)
+        else:
+            warn(f"ignoring setting memoryLens.save.preview={preview!r}: expected true or false")
     return cfg
 
 
