@@ -16,7 +16,7 @@ import {
   CLIENT_COMMANDS, CMD_MOVE, CMD_REFRESH, CMD_REMOVE, CMD_SAVE, EFFECTIVE_SCHEME, type ListedEntry, type MoveArgs,
   type RefreshResult, type RemoveResult, type SaveArgs, type SaveResult, type Scope,
 } from './protocol';
-import { errorMessage, type MemoryServer, serverSettings } from './server';
+import { errorMessage, type MemoryServer, SAVE_APPLIED_EDIT, saveAppliedEdit, serverSettings } from './server';
 
 interface ScopeItem extends vscode.QuickPickItem { scope: Scope }
 
@@ -44,6 +44,12 @@ export class MemoryCommands {
       r(c.deleteEntry, (node?: PanelNode) => this.deleteEntry(node)),
       r(c.moveEntryToGlobal, (node?: PanelNode) => this.moveEntry(node, 'global')),
       r(c.moveEntryToProject, (node?: PanelNode) => this.moveEntry(node, 'project')),
+      r(SAVE_APPLIED_EDIT, (uris?: unknown) => saveAppliedEdit(uris)),
+      // A save code action (the server's save command) is shown as the palette's saves are.
+      this.server.onDidSaveEntry((result) => {
+        this.showSaved(result);
+        this.model.scheduleRefresh(0);
+      }),
     ];
   }
 
@@ -191,13 +197,30 @@ export class MemoryCommands {
 
   private async save(args: SaveArgs): Promise<void> {
     await this.run('Save', async () => {
-      const result = await this.server.command<SaveResult>(CMD_SAVE, args);
-      const message = savedMessage(result, this.model.snapshot?.memory?.projectRoot, os.homedir());
-      void vscode.window.showInformationMessage(`Memory Lens: ${message}`, 'Open').then(async (choice) => {
-        if (choice === 'Open') {
-          await this.openEntry({ ...result, endLine: result.line });
-        }
-      });
+      this.showSaved(await this.server.command<SaveResult>(CMD_SAVE, args));
+    });
+    this.model.scheduleRefresh(0);
+  }
+
+  /** "Saved to … memory: FILE:LINE" with Undo (a new entry only) and Open. */
+  private showSaved(result: SaveResult): void {
+    const message = savedMessage(result, this.model.snapshot?.memory?.projectRoot, os.homedir());
+    const actions = result.added ? ['Undo', 'Open'] : ['Open'];
+    void vscode.window.showInformationMessage(`Memory Lens: ${message}`, ...actions).then(async (choice) => {
+      if (choice === 'Open') {
+        await this.openEntry({ ...result, endLine: result.line });
+      } else if (choice === 'Undo') {
+        await this.undoSave(result);
+      }
+    });
+  }
+
+  /** Remove exactly the entry RESULT's save added, if it is still there (the server checks its text). */
+  private async undoSave(result: SaveResult): Promise<void> {
+    await this.run('Undo save', async () => {
+      const removed = await this.server.command<RemoveResult>(CMD_REMOVE, { uri: result.uri, line: result.line, text: result.text });
+      const where = displayPath(removed.path, this.model.snapshot?.memory?.projectRoot, os.homedir());
+      vscode.window.setStatusBarMessage(`Memory Lens: removed "${entryLabel(removed.text)}" from ${where}`, 5000);
     });
     this.model.scheduleRefresh(0);
   }

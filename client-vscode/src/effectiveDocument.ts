@@ -8,10 +8,12 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { effectiveTitle } from './labels';
 import { formatEffectiveQuery, parseEffectiveQuery } from './effectiveQuery';
-import { EFFECTIVE_SCHEME } from './protocol';
+import { entryLinks, sourceSections } from './effectiveLinks';
+import { CMD_LIST, EFFECTIVE_SCHEME, type ListArgs, type ListedEntry } from './protocol';
 import { errorMessage, type MemoryServer } from './server';
 
-export class EffectiveMemoryDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
+export class EffectiveMemoryDocuments implements vscode.TextDocumentContentProvider, vscode.DocumentLinkProvider,
+  vscode.FoldingRangeProvider, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
   private readonly subscriptions: vscode.Disposable[];
@@ -19,6 +21,8 @@ export class EffectiveMemoryDocuments implements vscode.TextDocumentContentProvi
   constructor(private readonly server: MemoryServer) {
     this.subscriptions = [
       vscode.workspace.registerTextDocumentContentProvider(EFFECTIVE_SCHEME, this),
+      vscode.languages.registerDocumentLinkProvider({ scheme: EFFECTIVE_SCHEME }, this),
+      vscode.languages.registerFoldingRangeProvider({ scheme: EFFECTIVE_SCHEME }, this),
       server.onDidChangeMemory(() => this.refreshAll()),
       server.onDidChangeRunning((running) => { if (running) { this.refreshAll(); } }),
     ];
@@ -39,6 +43,53 @@ export class EffectiveMemoryDocuments implements vscode.TextDocumentContentProvi
     } catch (err) {
       return `<!-- Memory Lens: could not load the effective memory: ${errorMessage(err)} -->\n`;
     }
+  }
+
+  /**
+   * In the annotated form: each source path (on both markers) links to its file, and each entry
+   * to its line there (the server's `list` of the chain says where each entry is).
+   */
+  async provideDocumentLinks(document: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.DocumentLink[]> {
+    const lines = document.getText().split(/\r?\n/);
+    const sections = sourceSections(lines);
+    const doc = parseEffectiveQuery(document.uri.query);
+    if (sections.length === 0 || !doc) {
+      return [];
+    }
+    const links: vscode.DocumentLink[] = [];
+    const add = (line: number, start: number, end: number, file: string, tooltip: string, fileLine?: number) => {
+      const target = vscode.Uri.file(file).with(fileLine ? { fragment: `L${fileLine}` } : {});
+      const link = new vscode.DocumentLink(new vscode.Range(line, start, line, end), target);
+      link.tooltip = tooltip;
+      links.push(link);
+    };
+    for (const s of sections) {
+      add(s.start, s.pathStart, s.pathStart + s.path.length, s.path, `Open ${s.path}`);
+      if (s.endPathStart !== undefined) {
+        add(s.end, s.endPathStart, s.endPathStart + s.path.length, s.path, `Open ${s.path}`);
+      }
+    }
+    let entries: ListedEntry[] = [];
+    try {
+      const args: ListArgs = { scope: 'all', uri: doc.target };
+      entries = (await this.server.command<ListedEntry[] | null>(CMD_LIST, args)) ?? [];
+    } catch (err) {
+      this.server.log.warn(`Links of the effective memory: ${errorMessage(err)}`);
+    }
+    if (token.isCancellationRequested) {
+      return links;
+    }
+    for (const e of entryLinks(lines, sections, entries)) {
+      add(e.line, e.startChar, e.endChar, e.path, `Open ${path.basename(e.path)} at line ${e.sourceLine}`, e.sourceLine);
+    }
+    return links;
+  }
+
+  /** In the annotated form, each source's block folds. */
+  provideFoldingRanges(document: vscode.TextDocument): vscode.FoldingRange[] {
+    return sourceSections(document.getText().split(/\r?\n/))
+      .filter((s) => s.end > s.start)
+      .map((s) => new vscode.FoldingRange(s.start, s.end, vscode.FoldingRangeKind.Region));
   }
 
   /** Open the effective memory of TARGET in the active editor group (read-only). */

@@ -3,7 +3,7 @@
  * Pure functions over the server's JSON (no VS Code import), unit-tested.
  */
 
-import type { EffectiveMemory, ListedEntry, MemorySource, SaveResult, Scope } from './protocol';
+import type { EffectiveMemory, ListedEntry, MemoryImport, MemorySource, SaveResult, Scope } from './protocol';
 
 const ENTRY_LABEL_MAX = 80;
 
@@ -54,6 +54,7 @@ export function statusBarTooltip(memory: EffectiveMemory, home?: string): string
   const lines = [`Effective memory: ${summary(memory)}`];
   for (const src of memory.sources) {
     lines.push(`${src.scope} · ${displayPath(src.path, memory.projectRoot, home)} · ${sourceState(src)}`);
+    lines.push(...skippedImports(src).map((s) => `    not loaded: ${s}`));
   }
   if (memory.sources.length === 0) {
     lines.push('No memory files apply here.');
@@ -81,6 +82,21 @@ export function displayPath(path: string, projectRoot: string | null | undefined
   return path;
 }
 
+/** The `@path` imports of SRC the agent does not load ("@x.md (line 3): not-found: …"), depth first. */
+export function skippedImports(src: Pick<MemorySource, 'imports'>): string[] {
+  const out: string[] = [];
+  const walk = (list: readonly MemoryImport[] | undefined) => {
+    for (const imp of list ?? []) {
+      if (imp.status !== 'imported') {
+        out.push(`@${imp.target} (line ${imp.line}): ${imp.status}${imp.message ? `: ${imp.message}` : ''}`);
+      }
+      walk(imp.children);
+    }
+  };
+  walk(src.imports);
+  return out;
+}
+
 function sourceState(src: MemorySource): string {
   if (!src.readable) {
     return `unreadable${src.reason ? `: ${src.reason}` : ''}`;
@@ -93,7 +109,8 @@ export function sourceLabel(src: MemorySource, projectRoot: string | null, home?
   { label: string; description: string; tooltip: string } {
   const label = displayPath(src.path, projectRoot, home);
   const description = `${src.scope} · ${sourceState(src)}`;
-  const tooltip = [src.path, `${src.scope} memory · ${src.bytes} bytes · ${sourceState(src)}`].join('\n');
+  const skipped = skippedImports(src).map((s) => `not loaded: ${s}`);
+  const tooltip = [src.path, `${src.scope} memory · ${src.bytes} bytes · ${sourceState(src)}`, ...skipped].join('\n');
   return { label, description, tooltip };
 }
 
@@ -145,8 +162,8 @@ export function entriesOf(list: readonly ListedEntry[], path: string): ListedEnt
   return list.filter((e) => e.path === path).sort((a, b) => a.line - b.line);
 }
 
-/** Title of the effective memory document's tab. */
-export function effectiveTitle(targetName: string, annotated: boolean): string {
+/** Title of the effective memory document's tab: whose memory (the agent's) and for which file. */
+export function effectiveTitle(targetName: string, annotated: boolean, agent = 'Gemini CLI'): string {
   const safe = targetName.replace(/[/\\?#%]/g, '_') || 'workspace';
-  return `Effective memory (${safe})${annotated ? ' annotated' : ''}.md`;
+  return `${agent} memory (${safe})${annotated ? ' annotated' : ''}.md`;
 }

@@ -40,6 +40,9 @@ export const SERVER_COMMANDS: readonly string[] = [
   CMD_SAVE, CMD_REMOVE, CMD_MOVE, CMD_LIST, CMD_EFFECTIVE, CMD_REFRESH, ...NOTES_COMMANDS,
 ];
 
+/** Kind of the "Save selection to … memory" code actions. */
+export const SAVE_ACTION_KIND = 'refactor.extract.memoryLens';
+
 /** Code action titles (offered by the server; listed here for tests and docs). */
 export const SAVE_PROJECT_TITLE = 'Save selection to project memory';
 export const SAVE_GLOBAL_TITLE = 'Save selection to global memory';
@@ -90,6 +93,19 @@ export interface MemorySource {
   dirty?: boolean;
   /** Why an unreadable file is skipped. */
   reason?: string;
+  /** The file's `@path` import tree (docs/lsp.md: `memory-lens show --format json`). */
+  imports?: MemoryImport[];
+}
+
+/** One `@path` import of a memory file, with the imports of the file it pulls in. */
+export interface MemoryImport {
+  file: string;
+  line: number;
+  target: string;
+  status: string;
+  path: string | null;
+  message?: string | null;
+  children: MemoryImport[];
 }
 
 /** Result of `memory/effective` and of `memoryLens.server.effective`. */
@@ -124,7 +140,8 @@ export interface SaveResult {
   created: boolean;
 }
 
-export type RemoveArgs = { uri: string; line: number } | { text: string; scope?: Scope; uri?: string };
+/** `{uri, line, text}` undoes a save: only an entry with that text (nearest LINE) is removed. */
+export type RemoveArgs = { uri: string; line: number; text?: string } | { text: string; scope?: Scope; uri?: string };
 
 export interface RemoveResult {
   path: string;
@@ -175,6 +192,8 @@ export interface ServerSettings {
   notes: { layout: 'memory-lens' | 'aicoder' | null; globalDir: string | null };
   /** Write through links out of the project (a machine-scoped setting; docs/security.md). */
   followOutsideLinks: boolean;
+  /** `save.preview`: save code actions carry an edit to review instead of saving at once. */
+  save: { preview: boolean };
 }
 
 /* Notes (docs/lsp.md#notes) ----------------------------------------------------------------- */

@@ -18,9 +18,9 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import {
-  CLIENT_COMMANDS, CMD_EFFECTIVE, DID_CHANGE_NOTIFICATION, type DidChangeParams, EFFECTIVE_REQUEST,
+  CLIENT_COMMANDS, CMD_EFFECTIVE, CMD_SAVE, DID_CHANGE_NOTIFICATION, type DidChangeParams, EFFECTIVE_REQUEST,
   EFFECTIVE_SCHEME, type EffectiveMemory, type EffectiveParams, NOTES_DID_CHANGE_NOTIFICATION,
-  type NotesDidChangeParams, SETTINGS_SECTION, type ServerSettings,
+  type NotesDidChangeParams, SAVE_ACTION_KIND, type SaveResult, SETTINGS_SECTION, type ServerSettings,
 } from './protocol';
 import { serverLogLine } from './labels';
 import { activeInterpreter, pythonExtensionInstalled, pythonProbe } from './python';
@@ -45,6 +45,7 @@ export function serverSettings(resource?: vscode.Uri): ServerSettings {
       globalDir: cfg.get<string | null>('notes.globalDir', null) || null,
     },
     followOutsideLinks: cfg.get<boolean>('followOutsideLinks', false),
+    save: { preview: cfg.get<boolean>('save.preview', false) },
   };
 }
 
@@ -74,10 +75,13 @@ export class MemoryServer implements vscode.Disposable {
   private readonly memoryChanged = new vscode.EventEmitter<string[]>();
   private readonly runningChanged = new vscode.EventEmitter<boolean>();
   private readonly notesChanged = new vscode.EventEmitter<string[]>();
+  private readonly entrySaved = new vscode.EventEmitter<SaveResult>();
   /** `memory/didChange` from the server: the memory files that changed. */
   readonly onDidChangeMemory = this.memoryChanged.event;
   /** `memory/notesDidChange` from the server: the document URIs of the notes that changed. */
   readonly onDidChangeNotes = this.notesChanged.event;
+  /** A save code action ran the server's save command (the result, to show with Undo and Open). */
+  readonly onDidSaveEntry = this.entrySaved.event;
   /** The server started (true) or stopped (false). */
   readonly onDidChangeRunning = this.runningChanged.event;
 
@@ -131,6 +135,7 @@ export class MemoryServer implements vscode.Disposable {
     this.memoryChanged.dispose();
     this.runningChanged.dispose();
     this.notesChanged.dispose();
+    this.entrySaved.dispose();
   }
 
   private async ready(): Promise<LanguageClient> {
@@ -232,7 +237,46 @@ export class MemoryServer implements vscode.Disposable {
         trusted: vscode.workspace.isTrusted,
       },
       synchronize: { configurationSection: SETTINGS_SECTION },
-      middleware: codeLensMiddleware,
+      middleware: { ...codeLensMiddleware, ...this.saveMiddleware() },
+    };
+  }
+
+  /**
+   * "Save selection to … memory" code actions. The save command (the default) runs here so that
+   * its result reaches the UI (VS Code drops a command's result): `onDidSaveEntry` shows it with
+   * Undo and Open, and a failure is one line. With `save.preview` the action carries an edit
+   * instead; VS Code applies it to the buffer only, so the action also runs SAVE_APPLIED_EDIT,
+   * which saves the files it changed (VS Code runs an action's command only once its edit was applied).
+   */
+  private saveMiddleware(): Middleware {
+    return {
+      executeCommand: async (command, args, next) => {
+        if (command !== CMD_SAVE) {
+          return next(command, args) as unknown;
+        }
+        try {
+          const result = await next(command, args) as SaveResult | undefined;
+          if (result && typeof result.uri === 'string') {
+            this.entrySaved.fire(result);
+          }
+          return result;
+        } catch (err) {
+          this.log.error(`Save: ${errorMessage(err)}`);
+          void vscode.window.showErrorMessage(`Memory Lens: Save failed: ${errorMessage(err)}`);
+          return undefined;
+        }
+      },
+      provideCodeActions: async (document, range, context, token, next) => {
+        const actions = await next(document, range, context, token);
+        return actions?.map((action) => {
+          if (action instanceof vscode.CodeAction && action.edit && !action.command
+            && action.kind && vscode.CodeActionKind.Empty.append(SAVE_ACTION_KIND).contains(action.kind)) {
+            const uris = action.edit.entries().map(([uri]) => uri.toString());
+            action.command = { title: 'Save the memory file', command: SAVE_APPLIED_EDIT, arguments: [uris] };
+          }
+          return action;
+        });
+      },
     };
   }
 
@@ -245,6 +289,18 @@ export class MemoryServer implements vscode.Disposable {
       await vscode.commands.executeCommand('python.setInterpreter');
     } else if (choice === 'Show Log') {
       this.log.show();
+    }
+  }
+}
+
+/** Internal command (not in the palette): save the open documents at the URIs given, if modified. */
+export const SAVE_APPLIED_EDIT = 'memoryLens.saveAppliedEdit';
+
+export async function saveAppliedEdit(uris: unknown): Promise<void> {
+  const wanted = new Set(Array.isArray(uris) ? uris.filter((u): u is string => typeof u === 'string') : []);
+  for (const doc of vscode.workspace.textDocuments) {
+    if (doc.isDirty && wanted.has(doc.uri.toString()) && !(await doc.save())) {
+      void vscode.window.showWarningMessage(`Memory Lens: ${doc.uri.fsPath} was changed but not saved; save it with File: Save.`);
     }
   }
 }

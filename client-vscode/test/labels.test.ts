@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  displayPath, effectiveTitle, entriesOf, entryLabel, formatTokens, savedMessage, serverLogLine, sourceLabel,
+  displayPath, effectiveTitle, entriesOf, entryLabel, formatTokens, savedMessage, serverLogLine, skippedImports, sourceLabel,
   statusBarText, statusBarTooltip, stripMemoryPrefix, summary, validateMemoryText,
 } from '../src/labels';
-import type { EffectiveMemory, ListedEntry, MemorySource } from '../src/protocol';
+import type { EffectiveMemory, ListedEntry, MemoryImport, MemorySource } from '../src/protocol';
 
 const source = (over: Partial<MemorySource>): MemorySource => ({
   uri: 'file:///p/GEMINI.md', path: '/p/GEMINI.md', scope: 'project', readable: true, bytes: 40, tokens: 10,
@@ -68,10 +68,27 @@ describe('paths and panel labels', () => {
     const e = (path: string, line: number): ListedEntry => ({ text: 't', path, uri: `file://${path}`, line, endLine: line, scope: 'project' });
     assert.deepEqual(entriesOf([e('/a', 5), e('/b', 1), e('/a', 2)], '/a').map((x) => x.line), [2, 5]);
   });
-  it('names the effective memory document after its file', () => {
-    assert.equal(effectiveTitle('notes.md', false), 'Effective memory (notes.md).md');
-    assert.equal(effectiveTitle('a/b?c', true), 'Effective memory (a_b_c) annotated.md');
-    assert.equal(effectiveTitle('', false), 'Effective memory (workspace).md');
+  it('names the effective memory document after its agent and its file', () => {
+    assert.equal(effectiveTitle('notes.md', false), 'Gemini CLI memory (notes.md).md');
+    assert.equal(effectiveTitle('a/b?c', true), 'Gemini CLI memory (a_b_c) annotated.md');
+    assert.equal(effectiveTitle('', false), 'Gemini CLI memory (workspace).md');
+    assert.equal(effectiveTitle('x.py', false, 'Claude Code'), 'Claude Code memory (x.py).md');
+  });
+  it('lists the imports the agent does not load, nested ones too, in the tooltips', () => {
+    const imp = (target: string, line: number, status: string, message: string, children: MemoryImport[] = []): MemoryImport =>
+      ({ file: '/p/GEMINI.md', line, target, status, path: `/p/${target}`, message, children });
+    const src = source({ imports: [
+      imp('ok.md', 2, 'imported', '', [imp('gone.md', 1, 'not-found', 'Import failed: gone.md')]),
+      imp('../../etc/x.md', 5, 'outside-root', 'outside the project'),
+    ] });
+    assert.deepEqual(skippedImports(src), [
+      '@gone.md (line 1): not-found: Import failed: gone.md',
+      '@../../etc/x.md (line 5): outside-root: outside the project',
+    ]);
+    assert.deepEqual(skippedImports(source({})), []);
+    assert.match(sourceLabel(src, '/p').tooltip, /\nnot loaded: @gone\.md \(line 1\): not-found/);
+    const tip = statusBarTooltip({ ...memory, sources: [src] }, '/home/u');
+    assert.match(tip, /project · GEMINI\.md · ~10 tokens\n {4}not loaded: @gone\.md/);
   });
 });
 
