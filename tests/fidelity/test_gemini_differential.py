@@ -44,6 +44,27 @@ cache_dir = _benchmark_module("generate").cache_dir  # where the benchmark peers
 install = _benchmark_module("peers").install  # the benchmark's own npm install of the package
 
 
+def install_cli(cache: Path, version: str) -> Path:
+    """@google/gemini-cli VERSION (the CLI, whose loadSettings reads settings.json), installed
+    beside the benchmark's copy of the core package on first use."""
+    prefix = cache / "peers-cli" / version
+    pkg = prefix / "node_modules" / "@google" / "gemini-cli"
+    if (pkg / "package.json").is_file():
+        return pkg
+    prefix.mkdir(parents=True, exist_ok=True)
+    (prefix / "package.json").write_text('{"private": true}\n')
+    try:
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--omit=dev",
+                        "--loglevel=error", f"@google/gemini-cli@{version}"], cwd=prefix, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=900)
+    except (subprocess.SubprocessError, OSError) as err:
+        message = f"cannot install @google/gemini-cli@{version}: {err}"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return pkg
+
+
 def _require_node() -> None:
     missing = [name for name in ("node", "npm") if shutil.which(name) is None]
     if not missing:
@@ -299,6 +320,97 @@ def import_escaping_git_root_from_subdirectory(ws: Workspace):
     return ws.path("p/a/b"), ["GEMINI.md"]
 
 
+# Gemini's settings.json --------------------------------------------------------------------------
+#
+# These cases give Memory Lens no --filename flag: both sides read ~/.gemini/settings.json and the
+# working directory's .gemini/settings.json (Gemini through its own loadSettings, one Node process
+# per case). A project settings file counts only in a folder Gemini trusts (trustedFolders.json).
+
+SETTINGS_CASES: set[str] = set()
+
+
+def settings_case(fn: Case) -> Case:
+    SETTINGS_CASES.add(fn.__name__)
+    return case(fn)
+
+
+def trust(ws: Workspace, folder: Path) -> None:
+    ws.write("home/.gemini/trustedFolders.json", json.dumps({str(folder): "TRUST_FOLDER"}))
+
+
+@settings_case
+def settings_file_name_string(ws: Workspace):
+    ws.write("home/.gemini/settings.json", '{\n  // comments are allowed\n  "context": {"fileName": "AGENTS.md"}\n}\n')
+    ws.write_global("global gemini\n")
+    ws.write_global("global agents\n", name="AGENTS.md")
+    ws.project("p")
+    ws.write("p/AGENTS.md", "root agents\n")
+    ws.write("p/GEMINI.md", "root gemini\n")
+    ws.write("p/CLAUDE.md", "not configured\n")
+    ws.write("p/src/AGENTS.md", "src agents\n")
+    return ws.path("p/src"), []
+
+
+@settings_case
+def settings_file_name_list_project_wins(ws: Workspace):
+    ws.write("home/.gemini/settings.json", '{"context": {"fileName": ["CLAUDE.md"], "importFormat": "flat"}}')
+    ws.project("p")
+    trust(ws, ws.path("p"))
+    ws.write("p/.gemini/settings.json", '{"context": {"fileName": ["AGENTS.md", " CONTEXT.md ", "AGENTS.md"]}}')
+    ws.write("p/AGENTS.md", "agents @./more.md\n")
+    ws.write("p/more.md", "more\n")
+    ws.write("p/CONTEXT.md", "context\n")
+    ws.write("p/GEMINI.md", "gemini\n")
+    ws.write("p/CLAUDE.md", "only the user's settings name this\n")
+    return ws.path("p"), []
+
+
+@settings_case
+def settings_untrusted_project_file_ignored(ws: Workspace):
+    ws.project("p")
+    ws.write("p/.gemini/settings.json", '{"context": {"fileName": "AGENTS.md", "importFormat": "flat"}}')
+    ws.write("p/AGENTS.md", "agents: not loaded, the folder is not trusted\n")
+    ws.write("p/GEMINI.md", "gemini @./a.md\n")
+    ws.write("p/a.md", "a\n")
+    return ws.path("p"), []
+
+
+@settings_case
+def settings_memory_boundary_markers(ws: Workspace):
+    ws.write("home/.gemini/settings.json", '{"context": {"memoryBoundaryMarkers": ["package.json", "/abs", "../up"]}}')
+    ws.project("repo")
+    ws.write("repo/GEMINI.md", "repo root: above the package, not loaded\n")
+    ws.write("repo/notes.md", "outside the package root\n")
+    ws.write("repo/pkg/package.json", "{}\n")
+    ws.write("repo/pkg/GEMINI.md", "package @./in.md @../notes.md\n")
+    ws.write("repo/pkg/in.md", "inside\n")
+    ws.write("repo/pkg/lib/GEMINI.md", "lib\n")
+    return ws.path("repo/pkg/lib"), []
+
+
+@settings_case
+def settings_import_format_flat(ws: Workspace):
+    ws.write("home/.gemini/settings.json", '{"context": {"importFormat": "flat"}}')
+    ws.write_global("global @./g.md\n")
+    ws.write("home/.gemini/g.md", "  global import  \n")
+    ws.project("p")
+    ws.write("p/GEMINI.md", (
+        "  root first @./a.md then @./b.md, `@./code.md` and @./missing.md @../out.md @https://x/y.md\n"
+        "@./docs\n@./a.md again\n"))
+    ws.write("p/a.md", "A imports @./c.md and @./b.md\n")
+    ws.write("p/b.md", "B imports its importer @./GEMINI.md and @./a.md\n")
+    ws.write("p/c.md", "C @./d/e.md\n")
+    ws.write("p/d/e.md", "E @../f.md\n")
+    ws.write("p/f.md", "F @./g.md\n")
+    ws.write("p/g.md", "G @./h.md\n")
+    ws.write("p/h.md", "H, deeper than five: flat has no depth limit\n")
+    ws.write("p/code.md", "never\n")
+    ws.mkdir("p/docs")
+    ws.write("p/blank/GEMINI.md", " \n\n")  # whitespace only: flat still wraps it
+    ws.write("out.md", "outside\n")
+    return ws.path("p/blank"), []
+
+
 # Running both ------------------------------------------------------------------------------------
 
 
@@ -323,15 +435,21 @@ def gemini(trees, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    job = tmp_path_factory.mktemp("job") / "job.json"
-    job.write_text(json.dumps({"cases": [
-        {"id": name, "home": str(ws.home), "cwd": str(cwd), "fileNames": names}
-        for name, (ws, cwd, names) in trees.items()]}))
-    env = {"PATH": os.environ.get("PATH", ""), "NODE_ENV": "production", "HOME": str(job.parent)}
-    proc = subprocess.run(["node", str(DRIVER), str(pkg), str(job)], env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    cli = install_cli(cache_dir(), GEMINI_VERSION)
+    jobs = [[{"id": name, "home": str(ws.home), "cwd": str(cwd), "fileNames": names}
+              for name, (ws, cwd, names) in trees.items() if name not in SETTINGS_CASES]]
+    jobs += [[{"id": name, "home": str(ws.home), "cwd": str(cwd), "settings": True}]
+             for name, (ws, cwd, _) in trees.items() if name in SETTINGS_CASES]
+    out: dict[str, str] = {}
+    for cases in jobs:
+        job = tmp_path_factory.mktemp("job") / "job.json"
+        job.write_text(json.dumps({"cases": cases}))
+        env = {"PATH": os.environ.get("PATH", ""), "NODE_ENV": "production", "HOME": str(job.parent)}
+        proc = subprocess.run(["node", str(DRIVER), str(pkg), str(job), str(cli)], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        out.update(json.loads(proc.stdout))
+    return out
 
 
 @pytest.mark.parametrize("name", [

@@ -81,6 +81,13 @@ def has_git_marker(directory: Path) -> bool:
     return os.path.exists(os.path.join(directory, GIT_MARKER))
 
 
+def has_marker(directory: Path, markers: tuple[str, ...] = (GIT_MARKER,)) -> bool:
+    """True when DIRECTORY holds one of MARKERS (Gemini's `context.memoryBoundaryMarkers`; a
+    marker that is absolute or has `..` in it is skipped, as Gemini skips it)."""
+    return any(os.path.exists(os.path.join(directory, m)) for m in markers
+               if not os.path.isabs(m) and ".." not in m)
+
+
 def find_project_root(target_dir: Path, is_root: Callable[[Path], bool] = has_git_marker) -> Path | None:
     """The nearest ancestor-or-self of TARGET_DIR holding a `.git` marker, else None."""
     for directory in itertools.chain((target_dir,), target_dir.parents):  # lazily: most stop early

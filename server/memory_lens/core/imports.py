@@ -19,6 +19,7 @@ from memory_lens.core.node_paths import (
     inside_root,
     is_url,
     js_resolve,
+    js_trim,
     project_root_for,
     read_as_agent,
 )
@@ -125,15 +126,73 @@ def _line_of(content: str, offset: int, lines: list[int]) -> int:
 
 
 def expand_imports(content: str, file: str | os.PathLike[str], max_depth: int = MAX_DEPTH,
-                   markers: tuple[str, ...] = BOUNDARY_MARKERS) -> Expansion:
-    """Expand the imports of memory file FILE whose decoded text is CONTENT (a BOM kept)."""
-    if "@" not in content:
+                   markers: tuple[str, ...] = BOUNDARY_MARKERS, import_format: str = "tree") -> Expansion:
+    """Expand the imports of memory file FILE whose decoded text is CONTENT (a BOM kept), in
+    Gemini's `tree` format (each import in place) or `flat` (see `_expand_flat`)."""
+    if "@" not in content and import_format != "flat":
         return Expansion(content, ())
     path = js_resolve(os.getcwd(), os.fspath(file))
     base = posixpath.dirname(path)
     root = project_root_for(base, markers)
-    return _expand(content, path, base, root, frozenset(), 0, max_depth,
-                   _Budget(MAX_IMPORTED_BYTES, MAX_IMPORT_READS))
+    budget = _Budget(MAX_IMPORTED_BYTES, MAX_IMPORT_READS)
+    if import_format == "flat":
+        return _expand_flat(content, path, base, root, budget)
+    return _expand(content, path, base, root, frozenset(), 0, max_depth, budget)
+
+
+def _expand_flat(content: str, path: str, base: str, root: str, budget: _Budget) -> Expansion:
+    """Gemini's `flat` format: every file once, in the order `processFlat` first meets it (the
+    file itself, then its mentions from the last to the first, each followed by its own), as
+    `--- File: PATH ---` blocks of trimmed text joined by a blank line. As in Gemini 0.61.0 the
+    first block is named after the file's directory, there is no depth limit, and a mention that
+    fails is left out without a comment (Memory Lens still reports it in the import tree)."""
+    files: list[tuple[str, str]] = []
+    seen: set[str] = set()
+
+    def visit(text: str, file_base: str, key: str, file: str) -> tuple[ImportNode, ...]:
+        if key in seen:
+            return ()
+        seen.add(key)
+        files.append((key, text))
+        regions = code_regions(text)
+        lines: list[int] = []
+        nodes: list[ImportNode] = []
+        for start, end, target in reversed(find_mentions(text)):
+            if in_code(start, regions):
+                continue
+            line = _line_of(text, start, lines)
+            if not inside_root(target, file_base, root):
+                url = is_url(target)
+                nodes.append(ImportNode(Path(file), line, target, URL if url else OUTSIDE_ROOT,
+                                        None if url else _target_path(file_base, target),
+                                        message="Path traversal attempt", start=start, end=end))
+                continue
+            full = js_resolve(file_base, target)
+            if full in seen:
+                continue
+            try:
+                if budget.reads_left <= 0:
+                    raise ImportFailure(f"{full}: not imported: more than {MAX_IMPORT_READS} files read "
+                                        "(Memory Lens's limit)", errno.EMLINK)
+                budget.reads_left -= 1
+                inner = read_as_agent(full, budget.bytes_left)
+                budget.bytes_left -= len(inner)
+            except ImportFailure as err:
+                missing = err.code in (errno.ENOENT, errno.ENOTDIR)
+                limited = err.code in (errno.EFBIG, errno.EMLINK)
+                nodes.append(ImportNode(Path(file), line, target,
+                                        NOT_FOUND if missing else LIMIT if limited else UNREADABLE,
+                                        Path(full), message=str(err), start=start, end=end))
+                continue
+            children = visit(inner, posixpath.dirname(full), full, full)
+            nodes.append(ImportNode(Path(file), line, target, IMPORTED, Path(full), children, start=start,
+                                    end=end, inserted_bytes=len(inner.encode("utf-8")),
+                                    inserted_chars=len(inner)))
+        return tuple(reversed(nodes))
+
+    nodes = visit(content, base, base, path)
+    text = "\n\n".join(f"--- File: {key} ---\n{js_trim(body)}\n--- End of File: {key} ---" for key, body in files)
+    return Expansion(text, nodes)
 
 
 @dataclass

@@ -15,7 +15,7 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from memory_lens.core.discovery import ChainPlan, Scope, has_git_marker, plan_chain
+from memory_lens.core.discovery import ChainPlan, Scope, has_marker, plan_chain
 from memory_lens.core.files import EncodingIssue, FileRead, read_memory_file
 from memory_lens.core.imports import ImportNode, expand_imports
 from memory_lens.core.node_paths import js_trim
@@ -112,8 +112,10 @@ class Memory:
         )
 
 
-def load_sources(plan: ChainPlan, reader: Reader = read_memory_file) -> tuple[list[Source], list[str]]:
-    """Read every candidate of PLAN; return the existing files (deduplicated) and a trace."""
+def load_sources(plan: ChainPlan, reader: Reader = read_memory_file, markers: tuple[str, ...] = (".git",),
+                 import_format: str = "tree") -> tuple[list[Source], list[str]]:
+    """Read every candidate of PLAN; return the existing files (deduplicated) and a trace. Imports
+    are expanded in IMPORT_FORMAT, kept inside the root MARKERS find (Gemini's settings)."""
     trace: list[str] = []
     sources: list[Source] = []
     seen: set[Path] = set()
@@ -132,7 +134,7 @@ def load_sources(plan: ChainPlan, reader: Reader = read_memory_file) -> tuple[li
             sources.append(Source(cand.path, cand.scope, False, got.size, 0, reason=got.reason,
                                   real_path=got.real_path))
             continue
-        expansion = expand_imports(got.agent_text, cand.path)
+        expansion = expand_imports(got.agent_text, cand.path, markers=markers, import_format=import_format)
         content = js_trim(expansion.text)
         trace.append(f"{cand.scope.value} {cand.path}: loaded ({got.size} bytes"
                      + (", empty" if not content else "")
@@ -155,9 +157,10 @@ def import_trace(nodes: Sequence[ImportNode], indent: str) -> list[str]:
     return lines
 
 
-def merge_plan(plan: ChainPlan, reader: Reader = read_memory_file) -> Memory:
+def merge_plan(plan: ChainPlan, reader: Reader = read_memory_file, markers: tuple[str, ...] = (".git",),
+               import_format: str = "tree") -> Memory:
     """Load and merge the files of an already planned chain."""
-    sources, trace = load_sources(plan, reader)
+    sources, trace = load_sources(plan, reader, markers, import_format)
     text = concatenate(s.content for s in sources if s.readable)
     head = [f"target directory: {plan.target_dir}",
             f"project root: {plan.project_root if plan.project_root else '(none: searching upward, stopping before home)'}"]
@@ -171,13 +174,17 @@ def load_memory(
     target_dir: Path,
     settings: Settings,
     reader: Reader = read_memory_file,
-    is_root: Callable[[Path], bool] = has_git_marker,
+    is_root: Callable[[Path], bool] | None = None,
 ) -> Memory:
     """The effective memory for TARGET_DIR (an existing, resolved directory). Files over
-    `settings.max_file_bytes` are not read (see `files.read_memory_file`)."""
+    `settings.max_file_bytes` are not read (see `files.read_memory_file`). The project root is
+    the nearest directory holding one of `settings.boundary_markers` unless IS_ROOT is given."""
     if reader is read_memory_file:
         reader = partial(read_memory_file, max_bytes=settings.max_file_bytes)
-    return merge_plan(plan_chain(target_dir, settings, is_root), reader)
+    if is_root is None:
+        is_root = partial(has_marker, markers=settings.boundary_markers)
+    return merge_plan(plan_chain(target_dir, settings, is_root), reader, settings.boundary_markers,
+                      settings.import_format)
 
 
 def sources_by_scope(memory: Memory, scopes: Sequence[Scope]) -> list[Source]:

@@ -6,9 +6,11 @@ which case that many estimated tokens is the budget instead (both apply when bot
 The size limit of one memory file is 16 MiB: a bigger file is reported `too-large` and never
 read whole (never parsed, checked or edited).
 
-Resolution order for each value: an explicit argument (CLI flag, LSP setting), then the
-environment (`MEMORY_LENS_FILENAMES`, `MEMORY_LENS_GLOBAL_DIR`, `MEMORY_LENS_MAX_FILE_SIZE`), then
-the default.
+Resolution order for each value, in `resolve_settings` alone: an explicit argument (CLI flag,
+LSP setting), then the environment (`MEMORY_LENS_FILENAMES`, `MEMORY_LENS_GLOBAL_DIR`,
+`MEMORY_LENS_MAX_FILE_SIZE`), then Gemini CLI's own `settings.json` (`context.fileName`,
+`context.memoryBoundaryMarkers`, `context.importFormat`; see core/gemini_settings.py), then the
+default. The parsing every front end shares (comma lists, `~`, counts) is here too.
 """
 
 from __future__ import annotations
@@ -16,12 +18,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from memory_lens.core.files import DEFAULT_MAX_FILE_BYTES, max_file_bytes_from_env
+from memory_lens.core.gemini_settings import GeminiSettings
 
 DEFAULT_FILENAME = "GEMINI.md"
 DEFAULT_BUDGET_BYTES = 32 * 1024  # the limit Codex applies to its merged instructions
+DEFAULT_BOUNDARY_MARKERS = (".git",)
+DEFAULT_IMPORT_FORMAT = "tree"
 ENV_FILENAMES = "MEMORY_LENS_FILENAMES"
 ENV_GLOBAL_DIR = "MEMORY_LENS_GLOBAL_DIR"
 
@@ -39,6 +44,9 @@ class Settings:
     budget_bytes: int | None = DEFAULT_BUDGET_BYTES  # None: no byte limit (a token budget is set)
     budget_tokens: int | None = None
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES  # a bigger memory file is reported, not read
+    boundary_markers: tuple[str, ...] = DEFAULT_BOUNDARY_MARKERS  # what marks a project root
+    import_format: str = DEFAULT_IMPORT_FORMAT  # "tree" or "flat", as Gemini CLI writes imports
+    warnings: tuple[str, ...] = field(default=(), compare=False)  # unusable agent settings files
 
     @property
     def primary_filename(self) -> str:
@@ -70,6 +78,29 @@ def validate_filenames(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(result)
 
 
+def parse_filenames(value: Any) -> tuple[str, ...]:
+    """A comma list ("AGENTS.md,GEMINI.md") or a list of names, checked; SettingsError if unusable."""
+    if isinstance(value, str):
+        value = [part for part in value.split(",") if part.strip()]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise SettingsError("expected a list of file names such as [\"GEMINI.md\"]")
+    return validate_filenames(value)
+
+
+def parse_dir(value: Any) -> Path:
+    """A directory setting: `~` expanded, made absolute; SettingsError if it is not a path."""
+    if not isinstance(value, (str, os.PathLike)) or "\0" in os.fspath(value) or not os.fspath(value).strip():
+        raise SettingsError("expected a directory path")
+    return Path(os.path.abspath(os.path.expanduser(os.fspath(value).strip())))
+
+
+def parse_count(value: Any, minimum: int, unit: str) -> int:
+    """A whole number of UNIT, MINIMUM or more (a bool is not a number); SettingsError if not."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
+        return value
+    raise SettingsError(f"expected a whole number of {unit}, {minimum} or more")
+
+
 def resolve_settings(
     filenames: Iterable[str] | None = None,
     global_dir: str | os.PathLike[str] | None = None,
@@ -77,22 +108,34 @@ def resolve_settings(
     budget_tokens: int | None = None,
     environ: Mapping[str, str] | None = None,
     max_file_bytes: int | None = None,
+    agent: GeminiSettings | None = None,
 ) -> Settings:
-    """Build Settings from explicit values, falling back to the environment, then defaults."""
+    """Build Settings from explicit values, falling back to the environment, then to AGENT
+    (Gemini CLI's settings.json, from `read_gemini_settings`), then defaults."""
     env = os.environ if environ is None else environ
+    agent = agent or GeminiSettings()
     names: Iterable[str]
     if filenames:
         names = filenames
     elif env.get(ENV_FILENAMES, "").strip():
-        names = [part for part in env[ENV_FILENAMES].split(",") if part.strip()]
+        names = parse_filenames(env[ENV_FILENAMES])
+    elif agent.filenames:
+        names = agent.filenames
     else:
         names = (DEFAULT_FILENAME,)
     if global_dir is not None and str(global_dir) != "":
         gdir = Path(os.path.expanduser(os.fspath(global_dir)))
     elif env.get(ENV_GLOBAL_DIR, "").strip():
-        gdir = Path(os.path.expanduser(env[ENV_GLOBAL_DIR].strip()))
+        gdir = parse_dir(env[ENV_GLOBAL_DIR])
     else:
         gdir = Path.home() / ".gemini"
+    warnings = list(agent.warnings)
+    if agent.filenames and not filenames and not env.get(ENV_FILENAMES, "").strip():
+        try:
+            validate_filenames(agent.filenames)
+        except SettingsError as err:
+            warnings.append(f"ignoring context.fileName from Gemini's settings.json: {err}")
+            names = (DEFAULT_FILENAME,)
     if budget_bytes is not None:
         budget: int | None = budget_bytes
     elif budget_tokens is not None:
@@ -116,4 +159,7 @@ def resolve_settings(
         budget_bytes=budget,
         budget_tokens=budget_tokens,
         max_file_bytes=max_file_bytes,
+        boundary_markers=DEFAULT_BOUNDARY_MARKERS if agent.boundary_markers is None else agent.boundary_markers,
+        import_format=agent.import_format or DEFAULT_IMPORT_FORMAT,
+        warnings=tuple(warnings),
     )

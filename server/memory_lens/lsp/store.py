@@ -12,6 +12,7 @@ import stat
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -24,7 +25,7 @@ from memory_lens.core.checks import (
     sources_before,
     unusable_finding,
 )
-from memory_lens.core.discovery import ChainPlan, chain_for_root, find_project_root, has_git_marker
+from memory_lens.core.discovery import ChainPlan, chain_for_root, find_project_root, has_marker
 from memory_lens.core.files import FileRead, FileStatus, read_memory_file, realpath
 from memory_lens.core.imports import read_paths
 from memory_lens.core.merge import Memory, load_sources, merge_plan
@@ -159,7 +160,7 @@ class MemoryStore:
     def chain(self, directory: Path) -> ChainPlan:
         """The chain plan of DIRECTORY (resolved, existing). The project root is looked up on disk
         every time; the plan for a (directory, root) pair is remembered."""
-        root = find_project_root(directory, has_git_marker)
+        root = find_project_root(directory, partial(has_marker, markers=self.settings.boundary_markers))
         with self._lock:
             plan = _recall(self._plans, (directory, root))
         if plan is None:
@@ -180,7 +181,7 @@ class MemoryStore:
                 and all(identity(p) == ident for p, ident in cached[3])):
             return cached[2]
         by_path = {c.path: got for c, got in zip(plan.candidates, reads)}
-        memory = merge_plan(plan, by_path.__getitem__)
+        memory = merge_plan(plan, by_path.__getitem__, self.settings.boundary_markers, self.settings.import_format)
         imported = [(p, identity(p)) for s in memory.sources for p in sorted(read_paths(s.imports))]
         with self._lock:
             _remember(self._memories, directory, (plan, reads, memory, imported), MEMORY_CACHE_SIZE)
@@ -202,7 +203,8 @@ class MemoryStore:
         else:
             bad = []
         real = Path(realpath(path))
-        general = sources_before(load_sources(self.chain(real.parent), self.read)[0], real)  # no merged text needed
+        general = sources_before(load_sources(self.chain(real.parent), self.read, self.settings.boundary_markers,
+                                              self.settings.import_format)[0], real)  # no merged text needed
         return bad + check_content(path, text, general, self.settings, indexer=self.entries, grouped=True)
 
     # Known files -------------------------------------------------------------------------------

@@ -1,0 +1,200 @@
+"""Gemini CLI's own `settings.json`: the `context` settings that change what it loads as memory.
+
+Read as Gemini CLI 0.61.0 reads them (`loadSettings` in `@google/gemini-cli`, pinned in
+docs/agents.md): the user file `~/.gemini/settings.json`, then the workspace file
+`.gemini/settings.json` in the working directory (not searched upward, and not read when the
+working directory is the home directory, nor when Gemini would not trust the folder). The
+workspace file wins key by key; a list replaces the list before it (no merge strategy is
+declared for these keys). Comments are allowed; `$VAR`, `${VAR}` and `${VAR:-default}` in
+strings are replaced from the environment.
+
+- `context.fileName` (a string or a list of strings): those names first, then `GEMINI.md` kept
+  after them, as `setGeminiMdFilename` does.
+- `context.memoryBoundaryMarkers` (a list of strings, default `[".git"]`): what marks the
+  project root.
+- `context.importFormat` (`"tree"` or `"flat"`).
+
+A file that is not JSON, not an object, or gives one of these keys the wrong type is ignored
+with one warning naming it (Gemini CLI refuses to start on bad JSON, and uses wrongly typed
+values after a warning).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+GEMINI_DIR = ".gemini"
+SETTINGS_FILE = "settings.json"
+TRUSTED_FOLDERS_FILE = "trustedFolders.json"
+DEFAULT_CONTEXT_FILENAME = "GEMINI.md"
+IMPORT_FORMATS = ("tree", "flat")
+
+_ENV_VAR = re.compile(r"\$(?:(\w+)|{([^}]+?)(?::-([^}]*))?})")
+_JSON_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*[\s\S]*?(?:\*/|$)', re.S)
+
+
+@dataclass(frozen=True)
+class GeminiSettings:
+    """The memory settings Gemini CLI would use; None where no settings file gives one."""
+
+    filenames: tuple[str, ...] | None = None  # context.fileName as applied: configured names, then GEMINI.md
+    boundary_markers: tuple[str, ...] | None = None
+    import_format: str | None = None
+    files: tuple[Path, ...] = ()  # the settings files read, user first
+    warnings: tuple[str, ...] = ()
+
+
+def strip_json_comments(text: str) -> str:
+    """TEXT with `//` and `/* */` comments outside strings replaced by spaces."""
+    return _JSON_TOKEN.sub(lambda m: m.group(0) if m.group(0).startswith('"') else " ", text)
+
+
+def expand_env(value: str, environ: Mapping[str, str]) -> str:
+    """`$VAR`, `${VAR}`, `${VAR:-default}` replaced as Gemini's resolveEnvVarsInString does."""
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2) or ""
+        if name in environ:
+            return environ[name]
+        return m.group(3) if m.group(3) is not None else m.group(0)
+    return _ENV_VAR.sub(sub, value)
+
+
+def _context_of(path: Path, environ: Mapping[str, str]) -> tuple[dict[str, Any] | None, str | None]:
+    """The checked `context` values of settings file PATH, or None and a warning (None, None: no file)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as err:
+        return None, f"ignoring {path}: cannot read it ({err.strerror or err})"
+    try:
+        data = json.loads(strip_json_comments(raw.decode("utf-8", errors="replace")))
+    except ValueError as err:
+        return None, f"ignoring {path}: not valid JSON ({err}); fix the file (Gemini CLI refuses to start with it)"
+    if not isinstance(data, dict):
+        return None, f"ignoring {path}: expected a JSON object"
+    context = data.get("context", {})
+    if not isinstance(context, dict):
+        return None, f"ignoring {path}: \"context\" must be an object"
+    out: dict[str, Any] = {}
+    name = context.get("fileName")
+    if name is not None:
+        if isinstance(name, str):
+            out["fileName"] = [expand_env(name, environ)]
+        elif isinstance(name, list) and all(isinstance(n, str) for n in name):
+            out["fileName"] = [expand_env(n, environ) for n in name]
+        else:
+            return None, f"ignoring {path}: context.fileName must be a string or a list of strings"
+    markers = context.get("memoryBoundaryMarkers")
+    if markers is not None:
+        if not isinstance(markers, list) or not all(isinstance(m, str) for m in markers):
+            return None, f"ignoring {path}: context.memoryBoundaryMarkers must be a list of strings"
+        out["memoryBoundaryMarkers"] = [expand_env(m, environ) for m in markers]
+    fmt = context.get("importFormat")
+    if fmt is not None:
+        if not isinstance(fmt, str):
+            return None, f"ignoring {path}: context.importFormat must be \"tree\" or \"flat\""
+        out["importFormat"] = expand_env(fmt, environ)
+    return out, None
+
+
+def context_filenames(configured: list[str]) -> tuple[str, ...]:
+    """Gemini's setGeminiMdFilename: the configured names (trimmed, normalised, once each), then
+    GEMINI.md after them. Empty names are dropped; no name at all leaves GEMINI.md alone."""
+    names: list[str] = []
+    for raw in configured:
+        name = raw.strip()
+        if name:
+            name = posixpath.normpath(name)
+            if name not in names:
+                names.append(name)
+    if DEFAULT_CONTEXT_FILENAME not in names:
+        names.append(DEFAULT_CONTEXT_FILENAME)
+    return tuple(names)
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def _inside(parent: str, child: str) -> bool:
+    rel = os.path.relpath(child, parent)
+    return rel == "." or not (rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel))
+
+
+def workspace_trusted(working_dir: Path, home: Path, user: Mapping[str, Any] | None,
+                      environ: Mapping[str, str]) -> bool:
+    """Whether Gemini CLI 0.61.0 trusts WORKING_DIR, so reads its `.gemini/settings.json`: the
+    GEMINI_CLI_TRUST_WORKSPACE / GEMINI_RESTRICTED_MODE variables, then folder trust turned off
+    in the user settings, then the longest matching rule of `~/.gemini/trustedFolders.json`
+    (TRUST_FOLDER, TRUST_PARENT, DO_NOT_TRUST). A folder no rule names is not trusted."""
+    if environ.get("GEMINI_RESTRICTED_MODE") == "true" or environ.get("GEMINI_CLI_TRUST_WORKSPACE") == "false":
+        return False
+    if environ.get("GEMINI_CLI_TRUST_WORKSPACE") == "true":
+        return True
+    enabled = ((user or {}).get("security") or {}).get("folderTrust", {}) if isinstance(user, dict) else {}
+    if isinstance(enabled, dict) and enabled.get("enabled") is False:
+        return True
+    try:
+        rules = json.loads(strip_json_comments((home / GEMINI_DIR / TRUSTED_FOLDERS_FILE).read_text(
+            encoding="utf-8", errors="replace")))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(rules, dict):
+        return False
+    here = _real(str(working_dir))
+    best, level = -1, None
+    for rule, trust in rules.items():
+        where = os.path.dirname(rule) if trust == "TRUST_PARENT" else rule
+        if _inside(_real(where), here) and len(rule) > best:
+            best, level = len(rule), trust
+    return level in ("TRUST_FOLDER", "TRUST_PARENT")
+
+
+def _raw_user(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(strip_json_comments(path.read_text(encoding="utf-8", errors="replace")))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def read_gemini_settings(working_dir: Path | None, home: Path | None = None,
+                         environ: Mapping[str, str] | None = None) -> GeminiSettings:
+    """The `context` memory settings Gemini CLI would use for a session in WORKING_DIR (None:
+    the user file alone). Never raises: an unusable file is left out with a warning."""
+    env = os.environ if environ is None else environ
+    home = Path.home() if home is None else home
+    user_file = home / GEMINI_DIR / SETTINGS_FILE
+    files = [user_file]
+    if working_dir is not None and _real(str(working_dir)) != _real(str(home)):
+        if workspace_trusted(working_dir, home, _raw_user(user_file), env):
+            files.append(Path(working_dir) / GEMINI_DIR / SETTINGS_FILE)
+    merged: dict[str, Any] = {}
+    read: list[Path] = []
+    warnings: list[str] = []
+    for path in files:
+        context, warning = _context_of(path, env)
+        if warning:
+            warnings.append(warning)
+        if context is not None:
+            read.append(path)
+            merged.update(context)
+    fmt = merged.get("importFormat")
+    if fmt is not None and fmt not in IMPORT_FORMATS:
+        warnings.append(f"context.importFormat {fmt!r} is neither \"tree\" nor \"flat\": using \"tree\" "
+                        "as Gemini CLI does")
+        fmt = "tree"
+    return GeminiSettings(
+        filenames=context_filenames(merged["fileName"]) if "fileName" in merged else None,
+        boundary_markers=tuple(merged["memoryBoundaryMarkers"]) if "memoryBoundaryMarkers" in merged else None,
+        import_format=fmt,
+        files=tuple(read),
+        warnings=tuple(warnings),
+    )
