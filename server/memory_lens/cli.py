@@ -28,6 +28,7 @@ from memory_lens.core.entries import (
     save_entry,
 )
 from memory_lens.core.files import ENV_MAX_FILE_SIZE
+from memory_lens.core.gemini_settings import read_gemini_settings
 from memory_lens.core.large_files import has_too_large, show_warnings, write_effective
 from memory_lens.core.markdown import escape_controls
 from memory_lens.core.merge import Memory, load_memory
@@ -212,13 +213,26 @@ def _settings(args: argparse.Namespace) -> Settings:
             raise UsageError(f"{PROG}: error: MEMORY_LENS_BUDGET: {err}") from None
     try:
         settings = resolve_settings(args.filename, args.global_dir, budget, getattr(args, "token_budget", None),
-                                    max_file_bytes=getattr(args, "max_file_size", None))
+                                    max_file_bytes=getattr(args, "max_file_size", None),
+                                    agent=read_gemini_settings(_working_dir(args)))
     except SettingsError as err:
         raise UsageError(f"{PROG}: error: {err}") from None
+    for warning in settings.warnings:
+        _warn(warning)
     if getattr(args, "max_file_size", None) is not None:
         # For this run's every read, the writer's included (it takes the limit from there).
         os.environ[ENV_MAX_FILE_SIZE] = str(settings.max_file_bytes)
     return settings
+
+
+def _working_dir(args: argparse.Namespace) -> Path | None:
+    """Where Gemini CLI would run for this command (its `.gemini/settings.json` is read there):
+    the directory of the command's PATH or DIR, else the current directory. None when that is
+    not usable (the command reports it itself): the user's settings file alone is read."""
+    try:
+        return resolve_target(getattr(args, "path", None) or getattr(args, "dir", None))
+    except TargetError:
+        return None
 
 
 def _warn(message: str) -> None:
