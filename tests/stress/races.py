@@ -45,31 +45,36 @@ ADD_TIMEOUT_SECONDS = 120  # a safety net against a hung process, not a timing a
 IN_PLACE_EDITOR = r"""
 import os, sys, time
 path, stop = sys.argv[1], sys.argv[2]
-saves = 0
+saves, longest = 0, 0.0
 while not os.path.exists(stop):
     try:
-        with open(path, "r+b") as fh:   # one descriptor: read, truncate, write the same bytes
+        with open(path, "r+b", buffering=0) as fh:   # one descriptor: read, truncate, write the same bytes
             data = fh.read()
             fh.seek(0)
             fh.truncate()
+            cut = time.monotonic()
             fh.write(data)
+            longest = max(longest, time.monotonic() - cut)
         saves += 1
     except FileNotFoundError:
         pass
     time.sleep(0.010)
-print(saves)
+print(saves, longest)
 """
 
 APPEND_EDITOR = r"""
 import os, sys, time
 path, stop = sys.argv[1], sys.argv[2]
-lines = 0
+lines, longest = 0, 0.0
 while not os.path.exists(stop):
     with open(path, "a", encoding="utf-8") as fh:
+        opened = time.monotonic()
         fh.write(f"- editor line {lines}\n")
+        fh.flush()
+        longest = max(longest, time.monotonic() - opened)
     lines += 1
     time.sleep(0.005)
-print(lines)
+print(lines, longest)
 """
 
 ADDER = r"""
@@ -102,6 +107,7 @@ class RaceTotals:
     hand_lines: int = 0
     hand_lines_lost: int = 0
     bytes_lost: int = 0  # of the missing lines, newline included
+    editor_longest: float = 0.0  # the editor's longest save (truncate to write) or append (open to write)
     temp_files_left: int = 0
     seconds: float = 0.0
     lost_examples: list[str] = field(default_factory=list)
@@ -116,6 +122,7 @@ class RaceTotals:
                 f"acknowledged entries lost {self.entries_lost}, hand-written lines lost "
                 f"{self.hand_lines_lost}/{self.hand_lines}, bytes lost {self.bytes_lost}, "
                 f"temp files left {self.temp_files_left}, "
+                f"editor's longest write {self.editor_longest * 1000:.0f} ms, "
                 f"{self.seconds:.0f}s")
 
 
@@ -152,7 +159,9 @@ def run_once(race: str, writers: int, adds: int, command: str, run: int, totals:
                   for w in range(writers)]
         results = [p.communicate()[0] for p in adders]
         stop.touch()
-        made = int(editor.communicate()[0].strip() or 0)
+        made_text, longest_text = (editor.communicate()[0].split() + ["0", "0"])[:2]
+        made = int(made_text)
+        totals.editor_longest = max(totals.editor_longest, float(longest_text))
         final = memory.read_text(encoding="utf-8")
         lines = set(final.splitlines())
         hand = [HEADING, *INTRO]
@@ -178,6 +187,8 @@ def run_once(race: str, writers: int, adds: int, command: str, run: int, totals:
                         totals.lost_examples.append(f"run {run}: entry {text!r}")
         for line in missing_hand[:5 - min(5, len(totals.lost_examples))]:
             totals.lost_examples.append(f"run {run}: hand-written {line!r}")
+        if missing_hand and race == "in-place":
+            totals.lost_examples.append(f"run {run}: the file began {final[:60]!r}")
         totals.temp_files_left += sum(1 for name in os.listdir(project) if name.endswith(".tmp"))
         totals.runs += 1
     finally:
