@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import NoReturn, Sequence
 
 from memory_lens import __version__
-from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, agent_view
+from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, UnknownAgentError, agent_view
+from memory_lens.core.agents.budget import agent_files, check_agents, parse_agents
 from memory_lens.core.agents.wave import save_bullet
 from memory_lens.core.checks import Severity, check_targets
 from memory_lens.core.discovery import Scope, TargetError, resolve_target
@@ -167,6 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="size budget of merged memory in UTF-8 bytes (default: $MEMORY_LENS_BUDGET, else 32768)")
     p.add_argument("--token-budget", type=_non_negative_int, default=None, metavar="TOKENS",
                    help="also warn when merged memory exceeds this many estimated tokens")
+    p.add_argument("--agent", action="append", default=None, metavar="AGENT",
+                   help="check what this agent loads: gemini, claude, codex or wave (repeat it or give a comma "
+                        "list); over-budget names the agent and the first line it never sees, not-loaded marks "
+                        "a file it does not load. Default: gemini, plus codex and claude when their files "
+                        "exist among the files checked (see docs/agents.md)")
 
     p = sub.add_parser("serve", parents=[common], help="run the language server on stdio",
                        description="Run the Memory Lens language server (LSP) on stdin/stdout.")
@@ -366,10 +372,18 @@ def cmd_remove(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     settings = _settings(args)
     try:
+        agents = parse_agents(args.agent) if args.agent else None
+    except UnknownAgentError as err:
+        raise UsageError(f"{PROG}: error: --agent: {err}") from None
+    try:
         report = check_targets(args.paths, settings)
+        files = agent_files(args.paths, settings, report.project_root)
     except TargetError as err:
         raise Failure(str(err)) from None
-    findings = report.findings
+    enabled, by_agent = check_agents(files, settings, agents)
+    seen = {(f.path, f.line, f.code, f.message) for f in report.findings}
+    findings = report.findings + [f for f in by_agent if (f.path, f.line, f.code, f.message) not in seen]
+    checked_files = list(dict.fromkeys([*report.files, *files]))
     if args.format == "json":
         sys.stdout.write(json.dumps([f.to_json() for f in findings], ensure_ascii=False, indent=2) + "\n")
     else:
@@ -381,7 +395,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         if not args.paths and report.project_root is None:
             _info("not inside a project (no .git found above the current directory): checked the files the "
                   f"current directory loads; to check every memory file under a directory: {PROG} check DIR")
-        checked = f"checked {len(report.files)} memory file(s): " if report.files else "no memory files found: "
+        which = f" for {', '.join(enabled)}" if enabled != ("gemini",) else ""
+        checked = (f"checked {len(checked_files)} memory file(s){which}: " if checked_files
+                   else "no memory files found: ")
         _info(checked + (f"{len(findings)} finding(s): {errors} error(s), {warnings} warning(s)" if findings
                          else "no problems found"))
     return EXIT_FAIL if errors or (args.strict and warnings) else EXIT_OK

@@ -1,4 +1,5 @@
-"""Checks over memory files: unreadable, too-large, encoding, duplicate, redundant and over-budget.
+"""Checks over memory files: unreadable, too-large, encoding, duplicate, redundant and over-budget
+(per-agent over-budget and not-loaded: core/agents/budget.py).
 
 `check FILE` checks that file against the more general files of its directory's chain;
 checking a directory checks every file of that directory's chain and every memory file under
@@ -39,6 +40,7 @@ REDUNDANT = "redundant"
 OVER_BUDGET = "over-budget"
 MAX_RELATED = 100  # locations a grouped duplicate finding points at, the first occurrence included
 TOO_LARGE = "too-large"
+NOT_LOADED = "not-loaded"  # an enabled agent does not load this file from its directory (core/agents/budget.py)
 SEVERITY_OF = {
     UNREADABLE: Severity.ERROR,
     TOO_LARGE: Severity.WARNING,
@@ -46,6 +48,7 @@ SEVERITY_OF = {
     DUPLICATE: Severity.WARNING,
     REDUNDANT: Severity.INFORMATION,
     OVER_BUDGET: Severity.WARNING,
+    NOT_LOADED: Severity.INFORMATION,
     **{code: Severity.WARNING for code in IMPORT_CODES},  # import-not-found, -outside-root, -cycle, -depth
 }
 
