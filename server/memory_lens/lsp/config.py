@@ -17,10 +17,9 @@ may carry the workspace's. See docs/security.md.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Callable
 
-from memory_lens.core.settings import Settings, SettingsError, validate_filenames
+from memory_lens.core.settings import Settings, SettingsError, parse_count, parse_dir, parse_filenames
 from memory_lens.lsp.protocol import SETTINGS_SECTION
 
 
@@ -79,34 +78,18 @@ def parse_config(raw: Any, base: ServerConfig, warn: Callable[[str], None]) -> S
 
 def _parse_values(data: dict, base: ServerConfig, warn: Callable[[str], None]) -> ServerConfig:
     cfg = base
-    if "filenames" in data and data["filenames"] is not None:
-        value = data["filenames"]
-        if isinstance(value, str):
-            value = [v for v in value.split(",") if v.strip()]
+    # The values are parsed by core.settings, as the CLI's flags and the environment are.
+    for name, attr, parse in (("filenames", "filenames", parse_filenames),
+                              ("globalDir", "global_dir", _checked_dir),
+                              ("tokenBudget", "token_budget", lambda v: parse_count(v, 0, "tokens")),
+                              ("maxFileSize", "max_file_size", lambda v: parse_count(v, 1, "bytes"))):
+        value = data.get(name)
+        if value is None or (name == "globalDir" and value == ""):
+            continue
         try:
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise SettingsError("memoryLens.filenames must be a list of file names")
-            cfg = replace(cfg, filenames=validate_filenames(value))
+            cfg = replace(cfg, **{attr: parse(value)})
         except SettingsError as err:
-            warn(f"ignoring setting memoryLens.filenames={value!r}: {err}")
-    if "globalDir" in data and data["globalDir"] not in (None, ""):
-        value = data["globalDir"]
-        if isinstance(value, str) and "\0" not in value:  # no path has a NUL byte
-            cfg = replace(cfg, global_dir=value)
-        else:
-            warn(f"ignoring setting memoryLens.globalDir={value!r}: expected a directory path")
-    if "tokenBudget" in data and data["tokenBudget"] is not None:
-        value = data["tokenBudget"]
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            cfg = replace(cfg, token_budget=value)
-        else:
-            warn(f"ignoring setting memoryLens.tokenBudget={value!r}: expected a whole number, 0 or more")
-    if "maxFileSize" in data and data["maxFileSize"] is not None:
-        value = data["maxFileSize"]
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-            cfg = replace(cfg, max_file_size=value)
-        else:
-            warn(f"ignoring setting memoryLens.maxFileSize={value!r}: expected a number of bytes, 1 or more")
+            warn(f"ignoring setting memoryLens.{name}={value!r}: {err}")
     cfg = _parse_notes(data, cfg, warn)
     cfg = _parse_save(data, cfg, warn)
     if "followOutsideLinks" in data and data["followOutsideLinks"] is not None:
@@ -122,6 +105,12 @@ def _parse_values(data: dict, base: ServerConfig, warn: Callable[[str], None]) -
         else:
             warn(f"ignoring setting memoryLens.debug={value!r}: expected true or false")
     return cfg
+
+
+def _checked_dir(value: Any) -> str:
+    """VALUE, once core.settings.parse_dir accepts it (kept as given: `to_settings` expands it)."""
+    parse_dir(value)
+    return value
 
 
 def _parse_notes(data: dict, cfg: ServerConfig, warn: Callable[[str], None]) -> ServerConfig:
@@ -173,7 +162,7 @@ def to_settings(cfg: ServerConfig, base: Settings) -> Settings:
     if cfg.filenames:
         settings = replace(settings, filenames=cfg.filenames)
     if cfg.global_dir:
-        settings = replace(settings, global_dir=Path(cfg.global_dir).expanduser().absolute())
+        settings = replace(settings, global_dir=parse_dir(cfg.global_dir))
     if cfg.token_budget is not None:
         # A token budget replaces the byte budget, as `--token-budget` alone does on the CLI.
         settings = replace(settings, budget_tokens=cfg.token_budget, budget_bytes=None)
