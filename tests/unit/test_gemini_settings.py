@@ -1,0 +1,200 @@
+"""Gemini CLI's settings.json (core/gemini_settings.py) and the one layering of settings
+(core/settings.resolve_settings): defaults < settings.json < environment < flags / LSP settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memory_lens.core.gemini_settings import (
+    GeminiSettings,
+    context_filenames,
+    expand_env,
+    read_gemini_settings,
+    strip_json_comments,
+)
+from memory_lens.core.imports import expand_imports
+from memory_lens.core.settings import SettingsError, parse_count, parse_dir, parse_filenames, resolve_settings
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    (tmp_path / "home" / ".gemini").mkdir(parents=True)
+    (tmp_path / "proj" / ".gemini").mkdir(parents=True)
+    return tmp_path / "home"
+
+
+def user(home: Path, data: object) -> Path:
+    path = home / ".gemini" / "settings.json"
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+def project(home: Path, data: object) -> Path:
+    path = home.parent / "proj" / ".gemini" / "settings.json"
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+def trust(home: Path, rules: dict) -> None:
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps(rules))
+
+
+def read(home: Path, environ: dict | None = None) -> GeminiSettings:
+    return read_gemini_settings(home.parent / "proj", home, environ or {})
+
+
+# context.fileName as Gemini's setGeminiMdFilename applies it ---------------------------------------
+
+def test_file_name_string_keeps_gemini_md_after_it(home: Path) -> None:
+    user(home, {"context": {"fileName": "AGENTS.md"}})
+    assert read(home).filenames == ("AGENTS.md", "GEMINI.md")
+
+
+def test_file_name_list_trimmed_normalised_once_each() -> None:
+    assert context_filenames([" CLAUDE.md ", "./AGENTS.md", "CLAUDE.md", "", "GEMINI.md"]) == (
+        "CLAUDE.md", "AGENTS.md", "GEMINI.md")
+    assert context_filenames([]) == ("GEMINI.md",)
+
+
+def test_no_settings_file_gives_nothing(home: Path) -> None:
+    got = read(home)
+    assert (got.filenames, got.boundary_markers, got.import_format, got.files, got.warnings) == (
+        None, None, None, (), ())
+
+
+# Which files, which wins ---------------------------------------------------------------------------
+
+def test_trusted_project_wins_key_by_key_and_lists_replace(home: Path) -> None:
+    user(home, {"context": {"fileName": ["CLAUDE.md"], "importFormat": "flat",
+                            "memoryBoundaryMarkers": [".git", "package.json"]}})
+    project(home, {"context": {"fileName": "AGENTS.md", "memoryBoundaryMarkers": [".hg"]}})
+    trust(home, {str(home.parent / "proj"): "TRUST_FOLDER"})
+    got = read(home)
+    assert got.filenames == ("AGENTS.md", "GEMINI.md")
+    assert got.boundary_markers == (".hg",)
+    assert got.import_format == "flat"
+    assert len(got.files) == 2
+
+
+@pytest.mark.parametrize("rules, environ, user_data, trusted", [
+    ({}, {}, {}, False),  # folder trust is on by default and no rule names the folder
+    ({}, {"GEMINI_CLI_TRUST_WORKSPACE": "true"}, {}, True),
+    ({}, {}, {"security": {"folderTrust": {"enabled": False}}}, True),
+    ({"{proj}": "TRUST_FOLDER"}, {"GEMINI_RESTRICTED_MODE": "true"}, {}, False),
+    ({"{proj}/x": "TRUST_PARENT"}, {}, {}, True),
+    ({"{root}": "TRUST_FOLDER", "{proj}": "DO_NOT_TRUST"}, {}, {}, False),  # the longest rule wins
+    ({"{root}": "TRUST_FOLDER"}, {}, {}, True),
+])
+def test_project_file_only_in_a_folder_gemini_trusts(home: Path, rules: dict, environ: dict, user_data: dict,
+                                                     trusted: bool) -> None:
+    user(home, user_data)
+    project(home, {"context": {"fileName": "AGENTS.md"}})
+    trust(home, {k.format(proj=home.parent / "proj", root=home.parent): v for k, v in rules.items()})
+    assert (read(home, environ).filenames is not None) is trusted
+
+
+def test_home_as_working_directory_reads_the_user_file_once(home: Path) -> None:
+    user(home, {"context": {"importFormat": "flat"}})
+    got = read_gemini_settings(home, home, {"GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    assert got.files == (home / ".gemini" / "settings.json",)
+
+
+def test_comments_and_environment_variables(home: Path) -> None:
+    user(home, '{\n // a comment\n "context": {"fileName": ["$NAME", "${OTHER:-CLAUDE.md}"], /* x */\n'
+               ' "importFormat": "fl//at"}}')
+    got = read(home, {"NAME": "AGENTS.md"})
+    assert got.filenames == ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
+    assert got.import_format == "tree" and "neither" in got.warnings[0]  # "fl//at" is a string, kept whole
+    assert strip_json_comments('{"a": "//x"} // y') == '{"a": "//x"}  '
+    assert expand_env("$MISSING ${A}", {"A": "1"}) == "$MISSING 1"
+
+
+# Unusable files: one warning naming the file, and ignored -----------------------------------------
+
+@pytest.mark.parametrize("content, why", [
+    ("{", "not valid JSON"),
+    ("[1]", "expected a JSON object"),
+    ('{"context": []}', '"context" must be an object'),
+    ('{"context": {"fileName": ["a", 1]}}', "context.fileName must be a string or a list of strings"),
+    ('{"context": {"memoryBoundaryMarkers": ".git"}}', "context.memoryBoundaryMarkers must be a list"),
+    ('{"context": {"importFormat": 1}}', "context.importFormat must be"),
+])
+def test_malformed_file_is_one_warning_and_the_other_file_still_counts(home: Path, content: str, why: str) -> None:
+    bad = user(home, content)
+    project(home, {"context": {"fileName": "AGENTS.md"}})
+    trust(home, {str(home.parent / "proj"): "TRUST_FOLDER"})
+    got = read(home)
+    assert len(got.warnings) == 1 and got.warnings[0].startswith(f"ignoring {bad}: ") and why in got.warnings[0]
+    assert got.filenames == ("AGENTS.md", "GEMINI.md")
+
+
+# The layering --------------------------------------------------------------------------------------
+
+AGENT = GeminiSettings(filenames=("AGENTS.md", "GEMINI.md"), boundary_markers=("package.json",),
+                       import_format="flat")
+
+
+def test_layering_defaults_then_settings_json_then_environment_then_flags() -> None:
+    assert resolve_settings(environ={}).filenames == ("GEMINI.md",)
+    got = resolve_settings(environ={}, agent=AGENT)
+    assert (got.filenames, got.boundary_markers, got.import_format) == (
+        ("AGENTS.md", "GEMINI.md"), ("package.json",), "flat")
+    assert resolve_settings(environ={"MEMORY_LENS_FILENAMES": "CLAUDE.md"}, agent=AGENT).filenames == ("CLAUDE.md",)
+    assert resolve_settings(["X.md"], environ={"MEMORY_LENS_FILENAMES": "CLAUDE.md"}, agent=AGENT).filenames == (
+        "X.md",)
+
+
+def test_defaults_without_settings_json() -> None:
+    got = resolve_settings(environ={})
+    assert (got.boundary_markers, got.import_format, got.warnings) == ((".git",), "tree", ())
+
+
+def test_empty_marker_list_is_kept() -> None:
+    assert resolve_settings(environ={}, agent=GeminiSettings(boundary_markers=())).boundary_markers == ()
+
+
+def test_settings_json_name_memory_lens_cannot_use_is_a_warning() -> None:
+    got = resolve_settings(environ={}, agent=GeminiSettings(filenames=("docs/AGENTS.md", "GEMINI.md")))
+    assert got.filenames == ("GEMINI.md",)
+    assert got.warnings and "context.fileName" in got.warnings[0]
+
+
+def test_shared_parsing() -> None:
+    assert parse_filenames("AGENTS.md, GEMINI.md,,") == ("AGENTS.md", "GEMINI.md")
+    assert parse_filenames(["A.md", "A.md"]) == ("A.md",)
+    with pytest.raises(SettingsError):
+        parse_filenames([1])
+    assert parse_dir("~/x") == Path.home() / "x"
+    for bad in ("", " ", "a\0b", 3):
+        with pytest.raises(SettingsError):
+            parse_dir(bad)
+    assert parse_count(0, 0, "tokens") == 0
+    for bad in (True, -1, 1.5, "3"):
+        with pytest.raises(SettingsError):
+            parse_count(bad, 0, "tokens")
+
+
+# importFormat flat, offline (the differential suite checks it against Gemini CLI itself) ---------
+
+def test_flat_format_as_gemini_writes_it(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.md").write_text(" A @./c.md and @./b.md \n")
+    (tmp_path / "b.md").write_text("B @./a.md\n")
+    (tmp_path / "c.md").write_text("C\n")
+    text = "root @./a.md `@./c.md` @./b.md @./missing.md @../out.md\n"
+    got = expand_imports(text, tmp_path / "GEMINI.md", import_format="flat")
+    block = lambda key, body: f"--- File: {key} ---\n{body}\n--- End of File: {key} ---"  # noqa: E731
+    # The first block is named after the file's directory; mentions are followed last to first.
+    assert got.text == "\n\n".join([
+        block(tmp_path, text.strip()),
+        block(tmp_path / "b.md", "B @./a.md"),
+        block(tmp_path / "a.md", "A @./c.md and @./b.md"),
+        block(tmp_path / "c.md", "C"),
+    ])
+    # ./a.md came in through b.md first: a file already included is not listed again.
+    assert [(n.target, n.status) for n in got.imports] == [
+        ("./b.md", "imported"), ("./missing.md", "not-found"), ("../out.md", "outside-root")]
+    assert [(n.target, n.status) for n in got.imports[0].children] == [("./a.md", "imported")]
