@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +23,7 @@ from lsprotocol import types
 
 from memory_lens.lsp import diagnostics
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
+from memory_lens.lsp.progress import ScanProgress, plural, progress_delay
 from memory_lens.lsp.protocol import DID_CHANGE_NOTIFICATION
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class LiveEngine:
         self._changed: set[Path] = set()
         self._task: asyncio.Task | None = None
         self.scans = 0
-        self._first_scan_progress = True
+        self.progress_delay = progress_delay()  # seconds a full scan runs before it shows progress
 
     def request_full(self) -> None:
         """Rescan the workspace and recheck everything."""
@@ -82,14 +82,20 @@ class LiveEngine:
         ls = self.ls
         store = ls.store
         before = store.known()
-        if full:
-            folders = ls.folders()
-            token = await self._progress_begin() if self._first_scan_progress else None
-            self._first_scan_progress = False
-            try:
-                known = await asyncio.to_thread(store.scan, folders)
-            finally:
-                self._progress_end(token, len(store.known()))
+        progress = ScanProgress(ls, self.progress_delay) if full else None
+        try:
+            await self._work(full, changed, before, progress)
+        finally:
+            if progress is not None:
+                await progress.end(plural(len(store.known())))
+
+    async def _work(self, full: bool, changed: set[Path], before: set[Path], progress: ScanProgress | None) -> None:
+        ls = self.ls
+        store = ls.store
+        if progress is not None:
+            await progress.start()
+            known = await asyncio.to_thread(store.scan, ls.folders())
+            progress.report(f"{plural(len(known))} found", 0)
             self.scans += 1
             targets = set(known)
             store.invalidate()
@@ -121,6 +127,9 @@ class LiveEngine:
             results = await asyncio.to_thread(diagnostics.compute, store, ordered[start:start + CHECK_BATCH],
                                               texts, ls.position_encoding)
             self._publish(results, docs)
+            if progress is not None:
+                done = min(start + CHECK_BATCH, len(ordered))
+                progress.report(f"checked {done} of {plural(len(ordered))}", done * 100 // len(ordered))
         gone = before - known
         if full:
             # New settings come with a new store that knows nothing yet: what was published
@@ -155,29 +164,6 @@ class LiveEngine:
                 ls.workspace_code_lens_refresh(None)
             except Exception as err:
                 log.warning("codeLens refresh failed: %s", err)
-
-    async def _progress_begin(self) -> str | None:
-        ls = self.ls
-        if not ls.supports("window.work_done_progress"):
-            return None
-        token = f"memory-lens-scan-{uuid.uuid4().hex[:8]}"
-        try:
-            await asyncio.wait_for(ls.work_done_progress.create_async(token), timeout=5)
-            ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-                title="Memory Lens", message="indexing memory files", cancellable=False))
-        except Exception as err:
-            log.info("no progress reporting: %s", err)
-            return None
-        return token
-
-    def _progress_end(self, token: str | None, count: int) -> None:
-        if token is None:
-            return
-        try:
-            self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd(
-                message=f"{count} memory file{'s' if count != 1 else ''}"))
-        except Exception as err:
-            log.info("progress end failed: %s", err)
 
 
 def _same_buffer(then: OpenDoc | None, now: OpenDoc | None) -> bool:
