@@ -47,6 +47,7 @@ class Settings:
     boundary_markers: tuple[str, ...] = DEFAULT_BOUNDARY_MARKERS  # what marks a project root
     import_format: str = DEFAULT_IMPORT_FORMAT  # "tree" or "flat", as Gemini CLI writes imports
     warnings: tuple[str, ...] = field(default=(), compare=False)  # unusable agent settings files
+    agents: tuple[str, ...] | None = None  # checked per agent (core/agents/budget.py); None: the default
 
     @property
     def primary_filename(self) -> str:

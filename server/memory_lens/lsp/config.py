@@ -37,6 +37,7 @@ class ServerConfig:
     note_documents: bool = False  # `noteDocuments`: the client opens memory-lens-note: URIs
     follow_outside_links: bool = False  # `followOutsideLinks`: write through links out of the project
     save_preview: bool = False  # `save.preview`: save code actions carry an edit to review, not a command
+    agents: tuple[str, ...] | None = None  # `agents`: checked per agent (None: those whose files exist)
     trusted: bool = True  # initializationOptions `trusted`: the workspace is trusted
 
 
@@ -92,6 +93,8 @@ def _parse_values(data: dict, base: ServerConfig, warn: Callable[[str], None]) -
             warn(f"ignoring setting memoryLens.{name}={value!r}: {err}")
     cfg = _parse_notes(data, cfg, warn)
     cfg = _parse_save(data, cfg, warn)
+    if data.get("agents") is not None:
+        cfg = _parse_agents(data["agents"], cfg, warn)
     if "followOutsideLinks" in data and data["followOutsideLinks"] is not None:
         value = data["followOutsideLinks"]
         if isinstance(value, bool):
@@ -156,6 +159,22 @@ def _parse_save(data: dict, cfg: ServerConfig, warn: Callable[[str], None]) -> S
     return cfg
 
 
+def _parse_agents(value: Any, cfg: ServerConfig, warn: Callable[[str], None]) -> ServerConfig:
+    """`agents`: a list of agent names (or one comma list), as `memory-lens check --agent`."""
+    from memory_lens.core.agents import UnknownAgentError
+    from memory_lens.core.agents.budget import parse_agents
+
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        warn(f"ignoring setting memoryLens.agents={value!r}: expected a list such as [\"gemini\", \"codex\"]")
+        return cfg
+    try:
+        return replace(cfg, agents=parse_agents(values))
+    except UnknownAgentError as err:
+        warn(f"ignoring setting memoryLens.agents={value!r}: {err}")
+        return cfg
+
+
 def to_settings(cfg: ServerConfig, base: Settings) -> Settings:
     """The core Settings for CFG, starting from BASE (the serve command's own settings)."""
     settings = base
@@ -168,4 +187,6 @@ def to_settings(cfg: ServerConfig, base: Settings) -> Settings:
         settings = replace(settings, budget_tokens=cfg.token_budget, budget_bytes=None)
     if cfg.max_file_size is not None:
         settings = replace(settings, max_file_bytes=cfg.max_file_size)
+    if cfg.agents is not None:
+        settings = replace(settings, agents=cfg.agents)
     return settings

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping
 
 from lsprotocol import types
 
+from memory_lens.core.agents.budget import file_agent_findings
 from memory_lens.core.checks import DUPLICATE, REDUNDANT, Finding, Severity
 from memory_lens.core.markdown import split_lines
 from memory_lens.lsp.convert import client_column, line_text, lines_range, path_to_uri
@@ -84,7 +85,8 @@ def diagnostics_for(
     store: MemoryStore, path: Path, text: str | None, encoding: Any
 ) -> list[types.Diagnostic]:
     """Diagnostics of memory file PATH; TEXT is its open buffer (None: read from disk)."""
-    findings = store.check(path, text)
+    # Then what each enabled agent cuts or does not load (read from disk: core/agents/budget.py).
+    findings = store.check(path, text) + file_agent_findings(path, store.settings)
     if not findings:
         return []
     hidden = len(findings) - MAX_DIAGNOSTICS

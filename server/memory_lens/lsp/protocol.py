@@ -8,7 +8,7 @@ SERVER_NAME = "memory-lens"
 SETTINGS_SECTION = "memoryLens"
 DIAGNOSTIC_SOURCE = "memory-lens"
 # Diagnostic codes: the codes of `memory-lens check` (core/checks.py), the same names.
-DIAGNOSTIC_CODES = ["unreadable", "too-large", "encoding", "duplicate", "redundant", "over-budget",
+DIAGNOSTIC_CODES = ["unreadable", "too-large", "encoding", "duplicate", "redundant", "over-budget", "not-loaded",
                     "import-not-found", "import-outside-root", "import-cycle", "import-depth"]
 
 # Custom request and notification.

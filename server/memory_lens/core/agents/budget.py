@@ -166,7 +166,28 @@ def agent_files(paths: Sequence[str | os.PathLike[str]], settings: Settings, pro
 def check_agents(files: Sequence[Path], settings: Settings, agents: Sequence[str] | None = None,
                  environ: Mapping[str, str] | None = None) -> tuple[tuple[str, ...], list[Finding]]:
     """The agents checked (AGENTS, else the default for FILES) and their findings over FILES."""
-    enabled = tuple(agents) if agents else present_agents(files, environ)
+    enabled = tuple(agents or settings.agents or present_agents(files, environ))
     findings = [f for path in files if os.path.isfile(path)
                 for f in agent_findings(path, enabled, settings, environ)]
     return enabled, findings
+
+
+def chain_agents(path: Path, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The default agents for memory file PATH in the language server: gemini, plus codex and
+    claude when a file of theirs is in PATH's directory or a directory above it (the files they
+    would load from there)."""
+    names = [*codex_names(environ), *CLAUDE_NAMES]
+    directory = Path(os.path.realpath(path.parent))
+    present = [d / n for d in (directory, *directory.parents) for n in names if os.path.isfile(d / n)]
+    return present_agents(present, environ)
+
+
+def file_agent_findings(path: Path, settings: Settings, environ: Mapping[str, str] | None = None) -> list[Finding]:
+    """The per-agent findings of memory file PATH as on disk, for `settings.agents` (None: the
+    `chain_agents` default); none for a file that is not on disk."""
+    try:
+        if not os.path.isfile(path):
+            return []
+        return agent_findings(path, settings.agents or chain_agents(path, environ), settings, environ)
+    except OSError:  # changed while being read: the next check sees it settled
+        return []
