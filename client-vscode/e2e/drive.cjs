@@ -263,44 +263,67 @@ async function main(page) {
   step('Remember… saved to project memory');
   await screenshot('remember-saved');
 
-  // 3. "Save selection to global memory" from the Ctrl+. menu, confirming the change preview.
+  // 3. "Save selection to global memory" from the Ctrl+. menu: on disk at once (no preview, no
+  // unsaved buffer), a notification names file and line; Undo removes exactly that entry; saved
+  // again, Open goes to it.
+  const lightbulbSave = async (title) => {
+    await openFile('packages/app/src/notes.md');
+    await editorLine(0).click();
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Shift+End');
+    await page.keyboard.press('Control+Period');
+    const action = page.locator('.action-widget .monaco-list-row', { hasText: title });
+    await action.first().waitFor({ timeout: 30000 });
+    // The menu sits under a pointer block: choose with the keyboard, as users of Ctrl+. do.
+    await until(`the action "${title}" focused`, async () => {
+      if ((await page.locator('.action-widget .monaco-list-row.focused', { hasText: title }).count()) > 0) {
+        return true;
+      }
+      await page.keyboard.press('ArrowDown');
+      return false;
+    }, 10000);
+    await page.keyboard.press('Enter');
+  };
+  const globalHas = () => read(world.globalFile).includes('Deploys go through the staging cluster first');
   await openFile('packages/app/src/notes.md');
   await editorLine(0).click();
   await page.keyboard.press('Home');
   await page.keyboard.press('Shift+End');
   await page.keyboard.press('Control+Period');
-  const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Save selection to global memory' });
-  await action.first().waitFor({ timeout: 30000 });
+  await page.locator('.action-widget .monaco-list-row', { hasText: 'Save selection to global memory' }).first().waitFor({ timeout: 30000 });
   check('code actions offer project memory too', await page.locator('.action-widget .monaco-list-row', { hasText: 'Save selection to project memory' }).count() > 0);
   await screenshot('save-selection-code-actions');
-  // The menu sits under a pointer block: choose with the keyboard, as users of Ctrl+. do.
-  await until('the global memory action focused', async () => {
-    if ((await page.locator('.action-widget .monaco-list-row.focused', { hasText: 'Save selection to global memory' }).count()) > 0) {
-      return true;
-    }
-    await page.keyboard.press('ArrowDown');
-    return false;
-  }, 10000);
-  await page.keyboard.press('Enter');
-  const apply = page.locator('.monaco-button', { hasText: /^Apply$/ });
-  const previewShown = await apply.first().waitFor({ timeout: 8000 }).then(() => true, () => false);
-  result.changePreviewShown = previewShown;
-  if (previewShown) {
-    // Changes that need confirmation start unticked in VS Code's Refactor Preview: tick, then Apply.
-    const tick = page.locator('.part.panel .monaco-list-row').first()
-      .locator('.monaco-checkbox, input[type=checkbox]').first();
-    await tick.waitFor({ timeout: 10000 });
-    await screenshot('save-selection-change-preview');
-    await tick.click();
-    await apply.first().click();
-    // VS Code applies a previewed edit to the file's buffer and leaves it unsaved: save it.
-    await page.locator('.tab.dirty', { hasText: 'GEMINI.md' }).first().waitFor({ timeout: 10000 });
-    await screenshot('save-selection-applied-unsaved');
-    await palette('File: Save All Files');
-  }
-  await until('the selection in the global memory file',
-    () => read(world.globalFile).includes('Deploys go through the staging cluster first'), 20000);
-  step('selection saved to global memory');
+  await page.keyboard.press('Escape');
+  await lightbulbSave('Save selection to global memory');
+  const savedByAction = notification('Saved to global memory').filter({ hasText: 'Deploys go through' });
+  await savedByAction.first().waitFor({ timeout: 20000 });
+  await until('the selection in the global memory file', globalHas, 20000);
+  result.changePreviewShown = await page.locator('.monaco-button', { hasText: /^Apply$/ }).count() > 0;
+  check('no change preview', !result.changePreviewShown);
+  check('no unsaved memory file', await page.locator('.tab.dirty').count() === 0);
+  const savedText = await text(savedByAction.first());
+  result.lightbulbSaveNotification = savedText;
+  check('the notification names the file and line', /~\/memory-global\/GEMINI\.md:3\b/.test(savedText), savedText);
+  const savedLines = read(world.globalFile).split('\n');
+  check('the entry is on line 3 on disk', savedLines[2] === '- Deploys go through the staging cluster first.', JSON.stringify(savedLines));
+  step('lightbulb: selection saved to global memory on disk');
+  await screenshot('save-selection-saved-with-undo');
+  await savedByAction.first().locator('.monaco-button', { hasText: /^Undo$/ }).first().click();
+  await until('the entry removed by Undo', () => !globalHas(), 20000);
+  check('Undo left the rest of the file', read(world.globalFile) === '## Gemini Added Memories\n- My name is Alice.\n', read(world.globalFile));
+  await page.locator('.statusbar-item', { hasText: 'removed "Deploys go through' }).first().waitFor({ timeout: 10000 });
+  step('lightbulb save undone');
+  await screenshot('save-selection-undone');
+  // Saved again; Open shows the entry in its file.
+  await lightbulbSave('Save selection to global memory');
+  await savedByAction.first().waitFor({ timeout: 20000 });
+  await until('the selection in the global memory file again', globalHas, 20000);
+  await savedByAction.first().locator('.monaco-button', { hasText: /^Open$/ }).first().click();
+  await page.locator('.tab.active', { hasText: 'GEMINI.md' }).first().waitFor({ timeout: 15000 });
+  await page.locator('.statusbar-item', { hasText: /Ln 3, Col/ }).first().waitFor({ timeout: 15000 });
+  const openedCrumbs = await text(page.locator('.editor-group-container.active .breadcrumbs-control').first());
+  check('Open shows the global memory file', /memory-global/.test(openedCrumbs), openedCrumbs);
+  step('selection saved to global memory, opened at its line');
   await screenshot('save-selection-applied');
 
   // 3b. The same from the command palette, to project memory.
@@ -339,7 +362,7 @@ async function main(page) {
   await screenshot('code-lens');
   // Clicking the lens opens the effective memory for that folder.
   await lens.first().locator('a').first().click();
-  await page.locator('.tab.active', { hasText: 'Effective memory (GEMINI.md)' }).first().waitFor({ timeout: 15000 });
+  await page.locator('.tab.active', { hasText: 'Gemini CLI memory (GEMINI.md)' }).first().waitFor({ timeout: 15000 });
   await until('the effective memory from the lens', async () => (await text(activeEditorLines())).includes('Run the app with'));
   await palette('View: Close Editor');
   await page.locator('.tab.active', { hasText: 'GEMINI.md' }).first().waitFor({ timeout: 15000 });
@@ -403,7 +426,7 @@ async function main(page) {
   // then the annotated form; live updates.
   await page.keyboard.press('Escape');
   await palette('Memory Lens: Show Effective Memory', { shot: 'palette-show-effective-memory' });
-  await page.locator('.tab.active', { hasText: 'Effective memory (notes.md)' }).first().waitFor({ timeout: 15000 });
+  await page.locator('.tab.active', { hasText: 'Gemini CLI memory (notes.md)' }).first().waitFor({ timeout: 15000 });
   const effectiveText = await until('the merged text from the palette', async () => {
     const t = await renderedText(activeEditorLines());
     return t.includes('My name is Alice') && t.includes('Ask before force-pushing') && t.includes('Run the app with') && t;
@@ -420,9 +443,9 @@ async function main(page) {
   await screenshot('effective-memory-read-only');
   await palette('View: Close Editor');
   await page.locator('.tab.active', { hasText: 'notes.md' }).first().waitFor({ timeout: 15000 });
-  check('the effective memory tab closed', await page.locator('.tab', { hasText: 'Effective memory (notes.md)' }).count() === 0);
+  check('the effective memory tab closed', await page.locator('.tab', { hasText: 'Gemini CLI memory (notes.md)' }).count() === 0);
   await statusItem.first().click();
-  await page.locator('.tab.active', { hasText: 'Effective memory (notes.md)' }).first().waitFor({ timeout: 15000 });
+  await page.locator('.tab.active', { hasText: 'Gemini CLI memory (notes.md)' }).first().waitFor({ timeout: 15000 });
   await until('the merged text', async () => {
     const t = await text(activeEditorLines());
     return t.includes('My name is Alice') && t.includes('Prefer small pull requests') && t.includes('Deploys go through');
@@ -434,6 +457,36 @@ async function main(page) {
   await until('the annotated form', async () => (await text(activeEditorLines())).includes('--- Context from:'));
   step('annotated form shown');
   await screenshot('effective-memory-annotated');
+  // 8a. In the annotated form each entry links to its line in its file (Ctrl+click), and each
+  // source's block folds.
+  const annotatedTab = page.locator('.tab.active', { hasText: 'annotated' }).first();
+  const runLink = page.locator('.editor-group-container.active .view-line', { hasText: 'Run the app with' })
+    .locator('.detected-link').first();
+  await runLink.waitFor({ timeout: 20000 });
+  const pathLinks = await page.locator('.editor-group-container.active .view-line', { hasText: '--- Context from: ' })
+    .locator('.detected-link').count();
+  check('every source path in the annotated form is a link', pathLinks >= 3, String(pathLinks));
+  await runLink.click({ modifiers: ['Control'] });
+  await page.locator('.tab.active', { hasText: /^GEMINI\.md/ }).first().waitFor({ timeout: 15000 });
+  // (The cursor's line: the status bar may not show Ln/Col until the editor has focus.)
+  await page.locator('.editor-group-container.active .line-numbers.active-line-number', { hasText: /^3$/ }).first()
+    .waitFor({ timeout: 15000 });
+  const linkCrumbs = await text(page.locator('.editor-group-container.active .breadcrumbs-control').first());
+  check('the entry link opens packages/app/GEMINI.md', /packages\s*\S?\s*app\s*\S?\s*GEMINI\.md/.test(linkCrumbs), linkCrumbs);
+  step('annotated form: an entry link opens its file at its line');
+  await screenshot('effective-memory-link-opened');
+  await page.locator('.tab', { hasText: 'annotated' }).first().click();
+  await annotatedTab.waitFor({ timeout: 15000 });
+  await palette('Fold All');
+  const folded = await until('the annotated form folded per source', async () => {
+    const t = await renderedText(activeEditorLines());
+    return (t.match(/--- Context from: /g) ?? []).length >= 3 && !t.includes('My name is Alice') && !t.includes('Run the app with') && t;
+  }, 15000);
+  result.foldedAnnotated = folded.split('\n');
+  step('annotated form folded per source');
+  await screenshot('effective-memory-annotated-folded');
+  await palette('Unfold All');
+  await until('the annotated form unfolded', async () => (await renderedText(activeEditorLines())).includes('Run the app with'), 15000);
   fs.appendFileSync(world.globalFile, '- Written by another program.\n');
   await until('the live update of the effective memory', async () => (await text(activeEditorLines())).includes('Written by another program'), 15000);
   await until('the live update of the panel', async () => (await panelRow('Written by another program').count()) > 0, 15000);
