@@ -198,3 +198,19 @@ def test_flat_format_as_gemini_writes_it(tmp_path: Path) -> None:
     assert [(n.target, n.status) for n in got.imports] == [
         ("./b.md", "imported"), ("./missing.md", "not-found"), ("../out.md", "outside-root")]
     assert [(n.target, n.status) for n in got.imports[0].children] == [("./a.md", "imported")]
+
+
+def test_lsp_settings_win_over_settings_json_and_keep_the_rest() -> None:
+    from memory_lens.lsp.config import ServerConfig, parse_config, to_settings
+
+    base = resolve_settings(environ={}, agent=AGENT)  # what `memory-lens serve` starts with
+    warnings: list[str] = []
+    cfg = parse_config({"memoryLens": {"filenames": "CLAUDE.md, GEMINI.md", "globalDir": "~/g"}}, ServerConfig(),
+                       warnings.append)
+    got = to_settings(cfg, base)
+    assert (got.filenames, got.global_dir) == (("CLAUDE.md", "GEMINI.md"), Path.home() / "g")
+    assert (got.boundary_markers, got.import_format) == (("package.json",), "flat")
+    assert to_settings(ServerConfig(), base).filenames == ("AGENTS.md", "GEMINI.md")
+    bad = parse_config({"filenames": ["a/b.md"], "globalDir": " ", "tokenBudget": True}, ServerConfig(),
+                       warnings.append)
+    assert bad == ServerConfig() and len(warnings) == 3
