@@ -109,6 +109,36 @@ def test_an_editor_held_up_between_truncate_and_write_is_waited_for(
     assert p.read_text() == ORIGINAL + "- mine\n"
 
 
+def test_an_editor_saving_into_the_replaced_file_while_it_is_checked_is_waited_for(
+        base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The editor opened the file before the replace; it truncates it while the displaced file
+    is being checked and writes it back later: the cut file is not taken for its content."""
+    p = base / "GEMINI.md"
+    p.write_text(ORIGINAL)
+    seen = []
+    with open(p, "r+b") as editor:  # opened before the replace
+
+        class EditorSaves:
+            monotonic = staticmethod(time.monotonic)
+            time_ns = staticmethod(time.time_ns)
+            cut = False
+
+            @staticmethod
+            def sleep(seconds: float) -> None:  # the editor sleeps through the short settle pauses
+                if seconds == guarded_replace.LATE_WRITER_SECONDS and not EditorSaves.cut:
+                    editor.truncate(0)
+                    EditorSaves.cut = True
+                elif seconds > guarded_replace.SETTLE_SECONDS and EditorSaves.cut and editor.tell() == 0:
+                    editor.write(ORIGINAL.encode())
+                    editor.flush()
+
+        monkeypatch.setattr(guarded_replace, "time", EditorSaves)
+        update_memory_file(p, lambda text: (seen.append(text) or text + "- mine\n", None))
+    assert EditorSaves.cut
+    assert seen == [ORIGINAL]
+    assert p.read_text() == ORIGINAL + "- mine\n"
+
+
 def test_an_in_place_save_into_the_replaced_file_is_applied_again(
         base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     p = base / "GEMINI.md"

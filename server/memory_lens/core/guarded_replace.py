@@ -248,16 +248,18 @@ def _read_after(fd: int, expect: bytes | None, grace: float = 0.0) -> bytes:
     if grace and data == expect:
         key = _key(os.fstat(fd))
         time.sleep(grace)
-        return data if _key(os.fstat(fd)) == key else read_settled(fd)
-    if not _looks_cut(data, expect):
-        return data
-    st = os.fstat(fd)
-    key, quiet_until = _key(st), st.st_mtime_ns + int(CUT_QUIET_SECONDS * 1e9)
+        if _key(os.fstat(fd)) == key:
+            return data
+        data = read_settled(fd)
     deadline = time.monotonic() + CUT_QUIET_SECONDS
-    while time.time_ns() < quiet_until and time.monotonic() < deadline:
-        time.sleep(SETTLE_SECONDS * 5)
-        if _key(os.fstat(fd)) != key:
-            return read_settled(fd)
+    while _looks_cut(data, expect):
+        st = os.fstat(fd)
+        key, quiet_until = _key(st), st.st_mtime_ns + int(CUT_QUIET_SECONDS * 1e9)
+        while _key(os.fstat(fd)) == key:
+            if time.time_ns() >= quiet_until or time.monotonic() >= deadline:
+                return data
+            time.sleep(SETTLE_SECONDS * 5)
+        data = read_settled(fd)
     return data
 
 
