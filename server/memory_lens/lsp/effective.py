@@ -60,7 +60,8 @@ def memory_at(ls: MemoryLensServer, directory: Path | None) -> Memory:
     """The effective memory for DIRECTORY; the global memory only when there is none."""
     if directory is None:
         cands = tuple(Candidate(p, Scope.GLOBAL) for p in ls.settings.global_files())
-        return merge_plan(ChainPlan(target_dir=Path("/"), project_root=None, candidates=cands), ls.store.read)
+        return merge_plan(ChainPlan(target_dir=Path("/"), project_root=None, candidates=cands), ls.store.read,
+                          ls.settings.boundary_markers, ls.settings.import_format)
     return ls.store.memory_for(directory)
 
 
