@@ -35,6 +35,7 @@ from memory_lens.core.markdown import escape_controls
 from memory_lens.core.merge import Memory, load_memory
 from memory_lens.core.settings import Settings, SettingsError, resolve_settings
 from memory_lens.core.writer import MemoryFileError
+from memory_lens.terminal_progress import terminal_progress
 
 PROG = "memory-lens"
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -375,11 +376,15 @@ def cmd_check(args: argparse.Namespace) -> int:
         agents = parse_agents(args.agent) if args.agent else None
     except UnknownAgentError as err:
         raise UsageError(f"{PROG}: error: --agent: {err}") from None
+    bar = terminal_progress(sys.stderr)  # drawn only on a terminal
     try:
-        report = check_targets(args.paths, settings)
+        report = check_targets(args.paths, settings, bar)
         files = agent_files(args.paths, settings, report.project_root)
     except TargetError as err:
         raise Failure(str(err)) from None
+    finally:
+        if bar is not None:
+            bar.close()
     enabled, by_agent = check_agents(files, settings, agents)
     seen = {(f.path, f.line, f.code, f.message) for f in report.findings}
     findings = report.findings + [f for f in by_agent if (f.path, f.line, f.code, f.message) not in seen]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 from memory_lens.core.discovery import TargetError, find_project_root, resolve_target
 from memory_lens.core.files import EncodingIssue, FileStatus, read_memory_file
@@ -315,33 +315,52 @@ class CheckReport:
     project_root: Path | None = None  # the project `check` without a PATH checked, if any
 
 
-def check_tree(directory: Path, settings: Settings) -> tuple[list[Finding], list[Path]]:
+class CheckProgress(Protocol):
+    """Told how a tree check goes (`memory-lens check` draws a progress bar from it)."""
+
+    def scanning(self, directory: Path) -> None:
+        """The walk of DIRECTORY for memory files starts."""
+
+    def checked(self, done: int, total: int) -> None:
+        """DONE of the TOTAL memory files to check have been checked."""
+
+
+def check_tree(directory: Path, settings: Settings,
+               progress: CheckProgress | None = None) -> tuple[list[Finding], list[Path]]:
     """Check DIRECTORY's chain and every memory file under it, each against the more general
     files of its own chain. The files under it are those the language server finds: the same
     scan (`find_memory_files`), which prunes what .gitignore, .git/info/exclude and .geminiignore
-    exclude."""
+    exclude. PROGRESS, when given, is told of the walk and of each file checked."""
     from memory_lens.core.scan import find_memory_files  # only `check DIR` walks a tree
 
+    if progress is not None:
+        progress.scanning(directory)
     memory = load_memory(directory, settings)
     findings = check_memory(memory, settings)
     files = [s.path for s in memory.sources]
     done = set(files)
-    for path in find_memory_files(directory, settings.filenames):
-        if path in done:
-            continue
+    under = [p for p in find_memory_files(directory, settings.filenames) if p not in done]
+    total = len(files) + len(under)
+    if progress is not None:
+        progress.checked(len(files), total)
+    for count, path in enumerate(under, start=len(files) + 1):
         try:
             findings.extend(check_file(path, settings))
         except TargetError:  # removed since the scan found it
             continue
+        finally:
+            if progress is not None:
+                progress.checked(count, total)
         files.append(path)
     return findings, files
 
 
-def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings) -> CheckReport:
+def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings,
+                  progress: CheckProgress | None = None) -> CheckReport:
     """Check each PATH: a memory file against the more general files of its chain; a directory:
-    its chain and every memory file under it (`check_tree`). Without PATHs: the project of the
-    current directory (its root as a directory), or outside any project the current directory's
-    chain. Each finding and each file is reported once."""
+    its chain and every memory file under it (`check_tree`, told of PROGRESS). Without PATHs:
+    the project of the current directory (its root as a directory), or outside any project the
+    current directory's chain. Each finding and each file is reported once."""
     findings: list[Finding] = []
     files: dict[Path, None] = {}  # ordered, each once
     seen: set[tuple[str, int, str]] = set()
@@ -354,11 +373,11 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings) -
                 memory = load_memory(target, settings)
                 batch, checked = check_memory(memory, settings), [s.path for s in memory.sources]
             else:
-                batch, checked = check_tree(project_root, settings)
+                batch, checked = check_tree(project_root, settings, progress)
         else:
             p = Path(os.path.abspath(os.path.expanduser(os.fspath(raw))))
             if os.path.isdir(p):
-                batch, checked = check_tree(resolve_target(p), settings)
+                batch, checked = check_tree(resolve_target(p), settings, progress)
             else:
                 batch, checked = check_file(p, settings), [p]
         files.update(dict.fromkeys(checked))

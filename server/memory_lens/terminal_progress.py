@@ -1,0 +1,60 @@
+"""The progress bar `memory-lens check` draws on stderr while it walks and checks a tree.
+
+Drawn only when stderr is a terminal: piped or redirected, nothing is written (scripts and logs
+see the same output as before). The bar redraws one line in place (`\\r`) at most every
+`MIN_INTERVAL` seconds, always for the last file, and the line is erased when the check ends,
+so the summary that follows stands alone.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import TextIO
+
+BAR_WIDTH = 24
+MIN_INTERVAL = 0.1  # seconds between redraws
+ERASE = "\r\x1b[K"
+
+
+class TerminalProgress:
+    """A `core.checks.CheckProgress` that draws on STREAM (a terminal)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.drawn = False
+        self._last = 0.0
+
+    def scanning(self, directory: Path) -> None:
+        self._draw(f"scanning {directory} for memory files…")
+
+    def checked(self, done: int, total: int) -> None:
+        if done < total and time.monotonic() - self._last < MIN_INTERVAL:
+            return
+        filled = BAR_WIDTH * done // total if total else BAR_WIDTH
+        self._draw(f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] checked {done} of {total} memory files")
+
+    def _draw(self, line: str) -> None:
+        width = shutil.get_terminal_size((80, 24)).columns
+        if len(line) >= width:  # one line only: a wrapped line would not be redrawn in place
+            line = line[:max(width - 2, 1)] + "…"
+        self.stream.write(ERASE + line)
+        self.stream.flush()
+        self.drawn = True
+        self._last = time.monotonic()
+
+    def close(self) -> None:
+        """Erase the bar's line (if anything was drawn)."""
+        if self.drawn:
+            self.stream.write(ERASE)
+            self.stream.flush()
+            self.drawn = False
+
+
+def terminal_progress(stream: TextIO) -> TerminalProgress | None:
+    """A progress bar on STREAM when it is a terminal; None otherwise."""
+    try:
+        return TerminalProgress(stream) if stream.isatty() else None
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return None

@@ -1,0 +1,43 @@
+"""`check_targets` tells a progress listener of each tree walk and of every file checked (what
+`memory-lens check` draws its progress bar from)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from memory_lens.core.checks import check_targets
+from memory_lens.core.settings import Settings
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def scanning(self, directory: Path) -> None:
+        self.events.append(("scanning", directory))
+
+    def checked(self, done: int, total: int) -> None:
+        self.events.append(("checked", done, total))
+
+
+def test_a_tree_check_reports_the_walk_then_every_file(tmp_path: Path) -> None:
+    base = Path(os.path.realpath(tmp_path))
+    (base / "g").mkdir()
+    (base / "g" / "GEMINI.md").write_text("- shared\n")
+    project = base / "p"
+    (project / ".git").mkdir(parents=True)
+    (project / "GEMINI.md").write_text("- root\n")
+    for i in range(5):
+        (project / f"d{i}").mkdir()
+        (project / f"d{i}" / "GEMINI.md").write_text(f"- rule {i}\n- rule {i}\n")
+    recorder = Recorder()
+    report = check_targets([project], Settings(global_dir=base / "g"), recorder)
+    assert len(report.files) == 7
+    assert recorder.events == [("scanning", project), ("checked", 2, 7),  # the chain of the root first
+                               *[("checked", n, 7) for n in range(3, 8)]]
+    assert [f.code for f in report.findings] == ["duplicate"] * 5
+
+    single = Recorder()  # one file: no walk, nothing to report
+    check_targets([project / "d0" / "GEMINI.md"], Settings(global_dir=base / "g"), single)
+    assert single.events == []
