@@ -214,3 +214,22 @@ def test_lsp_settings_win_over_settings_json_and_keep_the_rest() -> None:
     bad = parse_config({"filenames": ["a/b.md"], "globalDir": " ", "tokenBudget": True}, ServerConfig(),
                        warnings.append)
     assert bad == ServerConfig() and len(warnings) == 3
+
+
+@pytest.mark.parametrize("user_data", [{"security": "x"}, {"security": {"folderTrust": 1}}, {"security": None}])
+def test_odd_security_values_leave_the_folder_untrusted(home: Path, user_data: dict) -> None:
+    user(home, user_data)
+    project(home, {"context": {"fileName": "AGENTS.md"}})
+    assert read(home).filenames is None
+
+
+def test_a_fifo_or_huge_settings_file_is_a_warning_not_a_hang(home: Path) -> None:
+    import os
+
+    os.mkfifo(home / ".gemini" / "settings.json")
+    got = read(home)
+    assert len(got.warnings) == 1 and "not a regular file" in got.warnings[0]
+    os.unlink(home / ".gemini" / "settings.json")
+    user(home, "{" + " " * (1 << 20) + "}")
+    got = read(home)
+    assert len(got.warnings) == 1 and "over 1048576 bytes" in got.warnings[0]

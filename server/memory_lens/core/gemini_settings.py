@@ -21,10 +21,12 @@ values after a warning).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import posixpath
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -34,6 +36,7 @@ SETTINGS_FILE = "settings.json"
 TRUSTED_FOLDERS_FILE = "trustedFolders.json"
 DEFAULT_CONTEXT_FILENAME = "GEMINI.md"
 IMPORT_FORMATS = ("tree", "flat")
+MAX_SETTINGS_BYTES = 1 << 20  # Memory Lens's bound: a bigger settings file is ignored with a warning
 
 _ENV_VAR = re.compile(r"\$(?:(\w+)|{([^}]+?)(?::-([^}]*))?})")
 _JSON_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*[\s\S]*?(?:\*/|$)', re.S)
@@ -65,10 +68,30 @@ def expand_env(value: str, environ: Mapping[str, str]) -> str:
     return _ENV_VAR.sub(sub, value)
 
 
+def read_small_file(path: Path) -> bytes:
+    """The bytes of regular file PATH; OSError when it is missing or unreadable, and when it is
+    not a regular file (a FIFO would block) or is over MAX_SETTINGS_BYTES."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if st.st_size > MAX_SETTINGS_BYTES:
+            raise OSError(errno.EFBIG, f"over {MAX_SETTINGS_BYTES} bytes")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            if sum(map(len, chunks)) > MAX_SETTINGS_BYTES:
+                raise OSError(errno.EFBIG, f"over {MAX_SETTINGS_BYTES} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _context_of(path: Path, environ: Mapping[str, str]) -> tuple[dict[str, Any] | None, str | None]:
     """The checked `context` values of settings file PATH, or None and a warning (None, None: no file)."""
     try:
-        raw = path.read_bytes()
+        raw = read_small_file(path)
     except FileNotFoundError:
         return None, None
     except OSError as err:
@@ -138,12 +161,13 @@ def workspace_trusted(working_dir: Path, home: Path, user: Mapping[str, Any] | N
         return False
     if environ.get("GEMINI_CLI_TRUST_WORKSPACE") == "true":
         return True
-    enabled = ((user or {}).get("security") or {}).get("folderTrust", {}) if isinstance(user, dict) else {}
-    if isinstance(enabled, dict) and enabled.get("enabled") is False:
+    security = user.get("security") if isinstance(user, dict) else None
+    folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
+    if isinstance(folder_trust, dict) and folder_trust.get("enabled") is False:
         return True
     try:
-        rules = json.loads(strip_json_comments((home / GEMINI_DIR / TRUSTED_FOLDERS_FILE).read_text(
-            encoding="utf-8", errors="replace")))
+        rules = json.loads(strip_json_comments(read_small_file(home / GEMINI_DIR / TRUSTED_FOLDERS_FILE).decode(
+            "utf-8", errors="replace")))
     except (OSError, ValueError):
         return False
     if not isinstance(rules, dict):
@@ -159,7 +183,7 @@ def workspace_trusted(working_dir: Path, home: Path, user: Mapping[str, Any] | N
 
 def _raw_user(path: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(strip_json_comments(path.read_text(encoding="utf-8", errors="replace")))
+        data = json.loads(strip_json_comments(read_small_file(path).decode("utf-8", errors="replace")))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
