@@ -233,3 +233,12 @@ def test_a_fifo_or_huge_settings_file_is_a_warning_not_a_hang(home: Path) -> Non
     user(home, "{" + " " * (1 << 20) + "}")
     got = read(home)
     assert len(got.warnings) == 1 and "over 1048576 bytes" in got.warnings[0]
+
+
+def test_gemini_cli_home_moves_the_user_file(home: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    (other / ".gemini").mkdir(parents=True)
+    (other / ".gemini" / "settings.json").write_text('{"context": {"importFormat": "flat"}}')
+    user(home, {"context": {"importFormat": "tree"}})
+    got = read_gemini_settings(tmp_path / "proj", None, {"GEMINI_CLI_HOME": str(other)})
+    assert got.import_format == "flat" and got.files == (other / ".gemini" / "settings.json",)

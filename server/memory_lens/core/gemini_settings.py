@@ -1,7 +1,8 @@
 """Gemini CLI's own `settings.json`: the `context` settings that change what it loads as memory.
 
 Read as Gemini CLI 0.61.0 reads them (`loadSettings` in `@google/gemini-cli`, pinned in
-docs/agents.md): the user file `~/.gemini/settings.json`, then the workspace file
+docs/agents.md): the user file `~/.gemini/settings.json` (`~` being `$GEMINI_CLI_HOME` when
+set), then the workspace file
 `.gemini/settings.json` in the working directory (not searched upward, and not read when the
 working directory is the home directory, nor when Gemini would not trust the folder). The
 workspace file wins key by key; a list replaces the list before it (no merge strategy is
@@ -194,7 +195,8 @@ def read_gemini_settings(working_dir: Path | None, home: Path | None = None,
     """The `context` memory settings Gemini CLI would use for a session in WORKING_DIR (None:
     the user file alone). Never raises: an unusable file is left out with a warning."""
     env = os.environ if environ is None else environ
-    home = Path.home() if home is None else home
+    if home is None:  # Gemini's homedir(): GEMINI_CLI_HOME when set
+        home = Path(env["GEMINI_CLI_HOME"]) if env.get("GEMINI_CLI_HOME") else Path.home()
     user_file = home / GEMINI_DIR / SETTINGS_FILE
     files = [user_file]
     if working_dir is not None and _real(str(working_dir)) != _real(str(home)):
