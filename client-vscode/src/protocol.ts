@@ -188,6 +188,8 @@ export interface ServerSettings {
   filenames: string[];
   globalDir: string | null;
   tokenBudget: number | null;
+  /** `agents`: the agents checked for over-budget and not-loaded (null: the server's default). */
+  agents: string[] | null;
   debug: boolean;
   notes: { layout: 'memory-lens' | 'aicoder' | null; globalDir: string | null };
   /** Write through links out of the project (a machine-scoped setting; docs/security.md). */

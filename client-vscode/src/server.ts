@@ -39,6 +39,7 @@ export function serverSettings(resource?: vscode.Uri): ServerSettings {
     filenames: cfg.get<string[]>('filenames', ['GEMINI.md']),
     globalDir: cfg.get<string | null>('globalDir', null) || null,
     tokenBudget: cfg.get<number | null>('tokenBudget', null),
+    agents: cfg.get<string[] | null>('agents', null),
     debug: cfg.get<boolean>('debug', false),
     notes: {
       layout: cfg.get<'' | 'memory-lens' | 'aicoder' | null>('notes.layout', '') || null,

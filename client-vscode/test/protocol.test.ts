@@ -58,7 +58,7 @@ describe('protocol names', () => {
 
   it('contribute every setting the server reads, with a description', () => {
     const props = manifest.contributes.configuration.properties as Record<string, { markdownDescription?: string; description?: string }>;
-    for (const key of ['filenames', 'globalDir', 'tokenBudget', 'debug', 'notes.layout', 'notes.globalDir', 'followOutsideLinks', 'save.preview', 'server.command', 'trace.server']) {
+    for (const key of ['filenames', 'globalDir', 'tokenBudget', 'agents', 'debug', 'notes.layout', 'notes.globalDir', 'followOutsideLinks', 'save.preview', 'server.command', 'trace.server']) {
       const prop = props[`${protocol.SETTINGS_SECTION}.${key}`];
       assert.ok(prop, key);
       assert.ok((prop.markdownDescription ?? prop.description ?? '').length > 20, `${key} has no description`);
