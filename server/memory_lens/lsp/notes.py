@@ -13,7 +13,9 @@ shows results and sends the user's input back:
   `readDocument` and saves it with `writeDocument`; the server remembers which revision each
   document was read at, and refuses a save over a note that changed since (unless `force`);
 - `memory/notesDidChange` tells the client which notes changed on disk, whoever changed them
-  (an agent through the MCP server, the CLI, git, a text editor), within about two seconds.
+  (an agent through the MCP server, the CLI, git, a text editor), within about two seconds: each
+  store's index re-lists its directories every second on a background thread (a note edited in
+  place is reported as soon as that finds it), and a poll every two seconds reports the rest.
 
 Store calls run on worker threads: a first listing of thousands of notes never blocks the loop.
 """
@@ -113,6 +115,7 @@ class NotesHub:
         if store is None:
             store = self.stores[root] = NotesStore(settings, root, freshness=1.0, hint=FOLLOW_HINT)
             store.index.take_changes()  # the baseline later changes are reported against
+            store.index.start_refresh(on_change=self._changed_in_background)
         store.follow_outside_links = follow_outside_links(self.ls)
         self.start_polling()
         return store
@@ -137,10 +140,27 @@ class NotesHub:
     async def _poll(self) -> None:
         while True:
             await asyncio.sleep(POLL_SECONDS)
-            try:
-                await self.report_changes()
-            except Exception as err:  # never let the poll die on one bad round
-                log.warning("notes: checking for changes failed: %s", err)
+            await self._report_quietly()  # never lets the poll die on one bad round
+
+    def _changed_in_background(self) -> None:
+        """Called on a store's refresh thread when it brought changed files into the index."""
+        loop = self.ls.loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            loop.call_soon_threadsafe(self._report_soon)
+        except RuntimeError:  # the loop closed meanwhile (shutting down)
+            pass
+
+    def _report_soon(self) -> None:
+        if self.poll_task is not None:  # not closed
+            self.ls.loop.create_task(self._report_quietly())
+
+    async def _report_quietly(self) -> None:
+        try:
+            await self.report_changes()
+        except Exception as err:
+            log.warning("notes: reporting changes failed: %s", err)
 
     async def report_changes(self) -> list[str]:
         """Sync every store with the files; send `memory/notesDidChange` for what changed."""

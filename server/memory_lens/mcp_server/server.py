@@ -210,6 +210,7 @@ def make_context(directory: Path, settings: Any, notes_settings: Any) -> ToolCon
 
     root = find_project_root(directory)
     store = NotesStore(notes_settings, root, freshness=1.0)
+    store.index.start_refresh()  # in-place edits picked up off the request path; stopped by close()
     return ToolContext(directory, settings, store, Approvals(root or directory))
 
 

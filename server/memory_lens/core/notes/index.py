@@ -4,10 +4,13 @@ note files whenever they change.
 The JSON files are the truth; the index is a cache of them. Each sync lists a notes directory
 and compares every `*.json` file's (size, mtime_ns, inode) with what the index holds: new and
 changed files are read again, vanished ones dropped. So a note edited by hand, pulled by git or
-deleted shows up at the next sync. A long-running process (the language server, the MCP server)
-skips the listing while the directory itself is unchanged (a file created, renamed or deleted in
-it changes its mtime) and its last listing is younger than `freshness` seconds; a short-lived
-one (the CLI) lists every time.
+deleted shows up at the next sync. A short-lived process (the CLI) lists every time. A
+long-running one (the language server, the MCP server) skips the listing while the directory
+itself is unchanged (a file created, renamed or deleted in it changes its mtime) and its last
+listing is younger than `freshness` seconds; with `start_refresh` (what both servers do) the
+periodic listing moves to a background thread instead, so a request only lists a directory that
+changed, and a file edited in place is picked up by the next background listing (and reported
+through `on_change`).
 
 With FTS5 (SQLite's full-text search, in the standard library's `sqlite3` on almost every
 build) the tokens of each note go into an FTS5 table ranked by `bm25()`. Without it, the same
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -27,7 +31,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from memory_lens.core.discovery import Scope
 from memory_lens.core.notes import fulltext
@@ -37,6 +41,7 @@ from memory_lens.core.notes.model import NoteError, NoteFileError, NoteNotFoundE
 from memory_lens.core.notes.naming import candidate_filenames, is_note_file
 
 SCHEMA_VERSION = "2"
+log = logging.getLogger("memory_lens.notes")
 ENV_FTS = "MEMORY_LENS_NOTES_FTS"  # "0" forces the plain scan (for tests and troubleshooting)
 _TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M* Cn'"
 
@@ -105,7 +110,7 @@ _ORDER = "CASE f.scope WHEN 'project' THEN 0 ELSE 1 END, f.name_key, f.name"
 
 class NotesIndex:
     """The index of one project's and the global notes directories (see the module docstring).
-    Thread-safe: one lock serialises every use of the connection."""
+    Thread-safe: one lock serialises every use of the connection (the background refresh's too)."""
 
     def __init__(self, locations: Sequence[Location], index_dir: Path | None = None,
                  fts: bool | None = None, freshness: float = 0.0) -> None:
@@ -113,6 +118,9 @@ class NotesIndex:
         self.fts = fts5_available() if fts is None else (fts and _probe_fts5())
         self.freshness = freshness
         self._lock = threading.RLock()
+        self._closed = False
+        self._stop = threading.Event()
+        self._refresher: threading.Thread | None = None
         self._dirs: dict[Scope, _DirState] = {}
         self._snapshot: dict[tuple[str, str], tuple[Any, ...]] | None = None
         self._snapshot_version = -1
@@ -194,11 +202,63 @@ class NotesIndex:
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
 
     def close(self) -> None:
+        """Stop the background refresh (waiting for a listing under way) and close the database."""
+        self._stop.set()
+        thread = self._refresher
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=30.0)  # it re-checks `_closed` under the lock before any query
         with self._lock:
+            self._closed = True
             try:
                 self._con.close()
             except sqlite3.Error:
                 pass
+
+    # The background refresh ------------------------------------------------------------------
+
+    def start_refresh(self, on_change: Callable[[], None] | None = None, interval: float | None = None) -> None:
+        """List the directories every INTERVAL seconds (default: `freshness`) on a background
+        thread, bringing in step the files that changed without changing their directory (edited
+        in place); ON_CHANGE (called on that thread) when a listing changed the index. From then
+        on, `sync` lists a directory only when it changed. Stopped by `close`."""
+        period = self.freshness if interval is None else interval
+        if period <= 0:
+            raise ValueError("the background refresh needs an interval above 0 seconds")
+        with self._lock:
+            if self._closed or self._refresher is not None:
+                return
+            self._refresher = threading.Thread(target=self._refresh_loop, args=(period, on_change),
+                                               name="memory-lens-notes-refresh", daemon=True)
+            self._refresher.start()
+
+    def _refresh_loop(self, period: float, on_change: Callable[[], None] | None) -> None:
+        while not self._stop.wait(period):
+            try:
+                changed = self.refresh()
+            except Exception as err:  # a bad round (a busy index, a directory gone) is retried next time
+                log.warning("notes: refreshing the search index failed: %s", err)
+                continue
+            if changed and on_change is not None and not self._stop.is_set():
+                try:
+                    on_change()
+                except Exception as err:
+                    log.warning("notes: reporting changed notes failed: %s", err)
+
+    def refresh(self) -> int:
+        """List every directory and bring the index in step, as `sync(force=True)` does, but with
+        the listing (a `stat` per file) done outside the lock, so the requests of other threads
+        are not held up by it; the number of files read again or dropped."""
+        changed = 0
+        for loc in self.locations:
+            if self._stop.is_set():
+                break
+            signature = _dir_signature(loc.directory)  # before the listing: a change during it is seen
+            disk = _list_directory(loc.directory)
+            with self._lock:
+                if self._closed:
+                    return changed
+                changed += self._guard(lambda: self._bring_in_step(loc, disk, signature, time.monotonic()))
+        return changed
 
     # Syncing with the files ---------------------------------------------------------------------
 
@@ -247,9 +307,13 @@ class NotesIndex:
         state = self._dirs.get(loc.scope)
         now = time.monotonic()
         if (not force and state is not None and state.signature == signature
-                and now - state.swept_at < self.freshness):
+                and (self._refresher is not None or now - state.swept_at < self.freshness)):
             return 0
-        disk = _list_directory(loc.directory)
+        return self._bring_in_step(loc, _list_directory(loc.directory), signature, now)
+
+    def _bring_in_step(self, loc: Location, disk: dict[str, tuple[int, int, int]],
+                       signature: tuple[int, int] | None, now: float) -> int:
+        """Make the index's files of LOC those of DISK (a listing of its directory)."""
         known = {r[0]: (r[1], r[2], r[3]) for r in self._con.execute(
             "SELECT fname, size, mtime_ns, ino FROM files WHERE scope=?", (loc.scope.value,))}
         stale = [f for f, sig in disk.items() if known.get(f) != sig]
