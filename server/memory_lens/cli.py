@@ -234,10 +234,13 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def _working_dir(args: argparse.Namespace) -> Path | None:
     """Where Gemini CLI would run for this command (its `.gemini/settings.json` is read there):
-    the directory of the command's PATH or DIR, else the current directory. None when that is
-    not usable (the command reports it itself): the user's settings file alone is read."""
+    the directory of the command's PATH or DIR (`check`: its first PATH), else the current
+    directory. None when that is not usable (the command reports it itself): the user's settings
+    file alone is read."""
+    paths = getattr(args, "paths", None) or [None]
+    given = getattr(args, "path", None) or getattr(args, "dir", None) or paths[0]
     try:
-        return resolve_target(getattr(args, "path", None) or getattr(args, "dir", None))
+        return resolve_target(given)
     except TargetError:
         return None
 

@@ -83,3 +83,14 @@ def test_boundary_markers_choose_the_project_root(ws: Workspace) -> None:
     shown = ws.ok("show", "--format", "json", cwd=ws.path("repo/pkg")).json()
     assert shown["project_root"] == str(ws.path("repo/pkg"))
     assert shown["text"] == "pkg"
+
+
+def test_check_reads_the_project_settings_of_the_file_it_checks(ws: Workspace) -> None:
+    ws.project("p")
+    ws.write("home/.gemini/trustedFolders.json", json.dumps({str(ws.path("p")): "TRUST_FOLDER"}))
+    ws.write("p/.gemini/settings.json", '{"context": {"fileName": "AGENTS.md"}}')
+    ws.write("p/AGENTS.md", "- use pnpm\n")
+    ws.write("p/GEMINI.md", "- use pnpm\n")
+    result = ws.run("check", str(ws.path("p/GEMINI.md")), "--format", "json", cwd=ws.home)
+    # AGENTS.md loads before GEMINI.md in this project's chain, so GEMINI.md's entry is redundant.
+    assert [(f["code"], f["path"]) for f in result.json()] == [("redundant", str(ws.path("p/GEMINI.md")))], result
