@@ -94,3 +94,16 @@ def test_check_reads_the_project_settings_of_the_file_it_checks(ws: Workspace) -
     result = ws.run("check", str(ws.path("p/GEMINI.md")), "--format", "json", cwd=ws.home)
     # AGENTS.md loads before GEMINI.md in this project's chain, so GEMINI.md's entry is redundant.
     assert [(f["code"], f["path"]) for f in result.json()] == [("redundant", str(ws.path("p/GEMINI.md")))], result
+
+
+def test_check_follows_the_import_format(ws: Workspace) -> None:
+    ws.project("p")
+    ws.write("p/GEMINI.md", "@./l1.md\n")
+    for i in range(1, 7):
+        ws.write(f"p/l{i}.md", f"level {i} @./l{i + 1}.md\n")
+    ws.write("p/l7.md", "level 7\n")
+    tree = ws.run("check", str(ws.path("p/GEMINI.md")), "--format", "json", cwd=ws.path("p"))
+    assert "import-depth" in {f["code"] for f in tree.json()}, tree
+    ws.write("home/.gemini/settings.json", '{"context": {"importFormat": "flat"}}')
+    flat = ws.run("check", str(ws.path("p/GEMINI.md")), "--format", "json", cwd=ws.path("p"))
+    assert flat.json() == [], flat  # Gemini's flat format has no depth limit

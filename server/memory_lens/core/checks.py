@@ -257,7 +257,8 @@ def check_content(
     usable = [s for s in general if s.readable]
     own = indexer(path, text)
     others = [indexer(s.path, s.text) for s in usable]
-    expansion = expand_imports(text, path)  # what the agent gets from this file
+    # What the agent gets from this file, in the configured import format (flat has no depth limit).
+    expansion = expand_imports(text, path, markers=settings.boundary_markers, import_format=settings.import_format)
     findings = import_findings(path, text, expansion.imports) + check_entries(own, others, grouped)
     size, tokens = merged_size([*(s.content for s in usable), expansion.text])
     over = budget_finding(path, size, tokens, settings)
