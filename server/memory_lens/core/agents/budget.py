@@ -51,9 +51,25 @@ def parse_agents(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+_CODEX_NAMES: dict[Path, tuple[tuple[int, int, int] | None, list[str]]] = {}
+
+
 def codex_names(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The file names Codex tries in each directory (its config's fallback names included)."""
-    return codex.candidate_filenames(codex.read_config(codex.codex_home(environ)))
+    """The file names Codex tries in each directory (its config's fallback names included).
+    The language server asks for every file it checks: config.toml is read again only when it
+    changes (its size, time or inode)."""
+    config = codex.codex_home(environ) / "config.toml"
+    try:
+        st = os.stat(config)
+        stamp: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+    except (OSError, ValueError):
+        stamp = None
+    cached = _CODEX_NAMES.get(config)
+    if cached is not None and cached[0] == stamp:  # unchanged, or still absent
+        return list(cached[1])
+    names = codex.candidate_filenames(codex.read_config(config.parent))
+    _CODEX_NAMES[config] = (stamp, names)
+    return list(names)
 
 
 def scan_names(settings: Settings, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -186,8 +202,8 @@ def file_agent_findings(path: Path, settings: Settings, environ: Mapping[str, st
     """The per-agent findings of memory file PATH as on disk, for `settings.agents` (None: the
     `chain_agents` default); none for a file that is not on disk."""
     try:
-        if not os.path.isfile(path):
-            return []
+        if path.name not in (*codex_names(environ), *CLAUDE_NAMES) or not os.path.isfile(path):
+            return []  # a file of no agent's own names (GEMINI.md): nothing more to check
         return agent_findings(path, settings.agents or chain_agents(path, environ), settings, environ)
     except OSError:  # changed while being read: the next check sees it settled
         return []
