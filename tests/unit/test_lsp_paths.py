@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from memory_lens.core.files import real_dir
 from memory_lens.lsp.effective import target_dir_of
-from memory_lens.lsp.server import real_dir
 
 
 @pytest.fixture

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from memory_lens.core.checks import check_file
+from memory_lens.core.file_identity import file_identity
 from memory_lens.core.files import FileStatus
 from memory_lens.core.merge import load_memory
 from memory_lens.core.settings import Settings
-from memory_lens.lsp.store import Hit, MemoryStore, identity
+from memory_lens.lsp.store import Hit, MemoryStore
 
 
 @pytest.fixture
@@ -37,18 +38,9 @@ def store(tree: Path) -> MemoryStore:
 
 def rewrite(path: Path, text: str) -> None:
     """Write TEXT so that the file's identity surely changes (a different size)."""
-    before = identity(path)
+    before = file_identity(path)
     path.write_text(text, encoding="utf-8")
-    assert identity(path) != before
-
-
-def test_identity(tree: Path) -> None:
-    path = tree / "proj" / "GEMINI.md"
-    assert identity(tree / "missing.md") is None
-    first = identity(path)
-    assert first is not None and first == identity(path)
-    rewrite(path, "- changed\n")
-    assert identity(path) != first
+    assert file_identity(path) != before
 
 
 def test_read_is_cached_while_the_file_is_unchanged(store: MemoryStore, tree: Path) -> None:
@@ -132,9 +124,9 @@ def test_check_remembers_the_identity_it_checked(store: MemoryStore, tree: Path)
     store.check(path, "- a buffer is not the disk\n")
     assert store.checked_identity(path) == (False, None)
     store.check(path)
-    assert store.checked_identity(path) == (True, identity(path))
+    assert store.checked_identity(path) == (True, file_identity(path))
     rewrite(path, "- Changed since\n")
-    assert store.checked_identity(path)[1] != identity(path)
+    assert store.checked_identity(path)[1] != file_identity(path)
     store.add_known(path)
     store.drop_known(path)
     assert store.checked_identity(path) == (False, None)

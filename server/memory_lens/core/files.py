@@ -226,11 +226,6 @@ def read_memory_file(path: str | os.PathLike[str], max_bytes: int | None = None)
                     mtime_ns=fst.st_mtime_ns, bom=bom)
 
 
-def real_path_of(path: str | os.PathLike[str]) -> Path:
-    """The fully resolved path (symlinks followed as far as they go)."""
-    return Path(realpath(path))
-
-
 _O_PATH = getattr(os, "O_PATH", 0) if os.path.isdir("/proc/self/fd") else 0
 
 
@@ -252,3 +247,11 @@ def realpath(path: str | os.PathLike[str]) -> str:
         if resolved.startswith("/") and not resolved.endswith(" (deleted)"):
             return resolved
     return os.path.realpath(path)
+
+
+def real_dir(path: Path) -> Path | None:
+    """PATH resolved, when it is a directory; None otherwise, or when the system cannot name it."""
+    try:
+        return Path(realpath(path)) if path.is_dir() else None
+    except (OSError, ValueError):
+        return None

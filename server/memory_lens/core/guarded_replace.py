@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
+from memory_lens.core.file_identity import stat_identity
 from memory_lens.core.files import _kind_reason
 from memory_lens.core.temp_files import write_temp
 
@@ -196,10 +197,6 @@ def _append(path: Path, data: bytes, only: tuple[int, int] | None, sync: bool = 
 # Reading a file that may be being written ------------------------------------------------------
 
 
-def _key(st: os.stat_result) -> tuple[int, ...]:
-    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
 def _open_regular(path: Path) -> int | None:
     """A read descriptor on PATH (None when missing); UnusableFileError for a non-regular file."""
     try:
@@ -226,12 +223,12 @@ def _read_all(fd: int) -> bytes:
 def read_settled(fd: int) -> bytes:
     """FD's whole content once it has stopped changing (StillChangingError if it never does)."""
     for _ in range(SETTLE_TRIES):
-        first = _key(os.fstat(fd))
+        first = stat_identity(os.fstat(fd))
         data = _read_all(fd)
         after = os.fstat(fd)
-        if _key(after) == first and len(data) == after.st_size:
+        if stat_identity(after) == first and len(data) == after.st_size:
             time.sleep(SETTLE_SECONDS)
-            if _key(os.fstat(fd)) == first:
+            if stat_identity(os.fstat(fd)) == first:
                 return data
         else:
             time.sleep(SETTLE_SECONDS)
@@ -246,16 +243,16 @@ def _read_after(fd: int, expect: bytes | None, grace: float = 0.0) -> bytes:
     just before it was replaced may still be about to write)."""
     data = read_settled(fd)
     if grace and data == expect:
-        key = _key(os.fstat(fd))
+        key = stat_identity(os.fstat(fd))
         time.sleep(grace)
-        if _key(os.fstat(fd)) == key:
+        if stat_identity(os.fstat(fd)) == key:
             return data
         data = read_settled(fd)
     deadline = time.monotonic() + CUT_QUIET_SECONDS
     while _looks_cut(data, expect):
         st = os.fstat(fd)
-        key, quiet_until = _key(st), st.st_mtime_ns + int(CUT_QUIET_SECONDS * 1e9)
-        while _key(os.fstat(fd)) == key:
+        key, quiet_until = stat_identity(st), st.st_mtime_ns + int(CUT_QUIET_SECONDS * 1e9)
+        while stat_identity(os.fstat(fd)) == key:
             if time.time_ns() >= quiet_until or time.monotonic() >= deadline:
                 return data
             time.sleep(SETTLE_SECONDS * 5)

@@ -185,8 +185,3 @@ def load_memory(
         is_root = partial(has_marker, markers=settings.boundary_markers)
     return merge_plan(plan_chain(target_dir, settings, is_root), reader, settings.boundary_markers,
                       settings.import_format)
-
-
-def sources_by_scope(memory: Memory, scopes: Sequence[Scope]) -> list[Source]:
-    """The sources of MEMORY whose scope is one of SCOPES."""
-    return [s for s in memory.sources if s.scope in scopes]

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
-from memory_lens.core.files import BOM, FileStatus, decode_memory_bytes, read_memory_file
+from memory_lens.core.files import BOM, FileStatus, decode_memory_bytes, read_memory_file, realpath
 from memory_lens.core.guarded_replace import StillChangingError, UnusableFileError, replace_keeping_others
 from memory_lens.core.temp_files import remove_stale_temp_files, write_temp
 from memory_lens.core.write_policy import OutsideWriteError, WriteArea, check_target
@@ -76,11 +76,6 @@ def lock_for(real_path: Path) -> filelock.FileLock:
 
     digest = hashlib.sha256(os.fsencode(real_path)).hexdigest()[:32]
     return filelock.FileLock(str(lock_dir() / f"{digest}.lock"), timeout=LOCK_TIMEOUT_SECONDS)
-
-
-def write_target(path: Path) -> Path:
-    """The file a write to PATH really changes: symlinks followed to their final target."""
-    return Path(os.path.realpath(path))
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -203,7 +198,7 @@ def delete_file(path: Path, check: Callable[[str], T], area: WriteArea | None = 
     if area is not None:
         allowed_target(path.parent, area)
     try:
-        with lock_for(write_target(path)):
+        with lock_for(Path(realpath(path))):  # the file a write really changes
             if area is not None:
                 allowed_target(path.parent, area)
             got = read_memory_file(path)

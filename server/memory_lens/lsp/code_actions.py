@@ -29,7 +29,7 @@ from memory_lens.core.checks import DUPLICATE, REDUNDANT
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import EntryTextError, plan_add
 from memory_lens.core.entries import memory_file_for
-from memory_lens.core.files import BOM, FileStatus, too_large_reason
+from memory_lens.core.files import BOM
 from memory_lens.core.markdown import Entry, clean_entry_text, parse, split_lines, strip_eol
 from memory_lens.lsp import protocol
 from memory_lens.lsp.commands import context_refusal, write_refusal
@@ -142,20 +142,6 @@ def _file_head(path: Path, last: int, limit: int) -> str | None:
     return text[1:] if text.startswith(BOM) else text
 
 
-def _current_text(ls: MemoryLensServer, path: Path) -> tuple[str | None, str]:
-    """The memory file's text as the client sees it (open buffer, else disk); None if unusable
-    (too large included: it is never parsed)."""
-    doc = ls.open_doc(path)
-    if doc is not None:
-        if len(doc.text) > ls.settings.max_file_bytes:
-            return None, too_large_reason(len(doc.text), ls.settings.max_file_bytes)
-        return doc.text, ""
-    got = ls.store.read(path)
-    if got.status is FileStatus.UNUSABLE:
-        return None, got.reason
-    return got.text, ""
-
-
 def _disabled(ls: MemoryLensServer, title: str, reason: str) -> types.CodeAction | None:
     if not ls.supports("text_document.code_action.disabled_support"):
         return None
@@ -174,7 +160,7 @@ def save_action(ls: MemoryLensServer, uri: str, text: str, scope: Scope) -> type
     refusal = write_refusal(ls, path)  # outside the workspace, or a link out of its project
     if refusal is not None:
         return _disabled(ls, title, refusal)
-    content, reason = _current_text(ls, path)
+    content, reason = ls.current_text(path)
     if content is None:
         return _disabled(ls, title, f"{path} {reason}")
     try:
@@ -223,7 +209,7 @@ def quick_fix(ls: MemoryLensServer, uri: str, diag: types.Diagnostic) -> types.C
     path = uri_to_path(uri)
     if path is None:
         return None
-    text, _ = _current_text(ls, path)
+    text, _ = ls.current_text(path)
     entry = _flagged_entry(text, diag) if text is not None else None
     if entry is None:
         return None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument
 
 from memory_lens import __version__
-from memory_lens.core.files import read_memory_file
+from memory_lens.core.files import FileStatus, read_memory_file, real_dir, too_large_reason
 from memory_lens.core.settings import Settings
 from memory_lens.lsp.config import ServerConfig, parse_config, to_settings
 from memory_lens.lsp.convert import plain_params_converter, uri_to_path
@@ -171,6 +170,21 @@ class MemoryLensServer(LanguageServer):
     def open_doc(self, path: Path) -> OpenDoc | None:
         return self.open_memory_docs().get(path)
 
+    def current_text(self, path: Path, docs: dict[Path, OpenDoc] | None = None) -> tuple[str | None, str]:
+        """Memory file PATH as the client sees it: its open buffer, else the file on disk ("" when
+        there is none), with "". (None, why) when it has no usable text: unusable on disk, or an
+        open buffer over the size limit (never parsed). DOCS: `open_memory_docs()`, when the
+        caller looks at many files."""
+        doc = self.open_doc(path) if docs is None else docs.get(path)
+        if doc is not None:
+            if len(doc.text) > self.settings.max_file_bytes:
+                return None, too_large_reason(len(doc.text), self.settings.max_file_bytes)
+            return doc.text, ""
+        got = self.store.read(path)
+        if got.status is FileStatus.UNUSABLE:
+            return None, got.reason
+        return got.text, ""
+
     def open_text_document(self, uri: str) -> TextDocument | None:
         """The open document URI, or None. Never pygls's `get_text_document`: for a document
         that is not open, that one reads the file on the event loop whatever it is, and a FIFO
@@ -199,14 +213,6 @@ class MemoryLensServer(LanguageServer):
             return self.workspace.position_encoding
         except RuntimeError:
             return types.PositionEncodingKind.Utf16
-
-
-def real_dir(path: Path) -> Path | None:
-    """PATH resolved, when it is a directory; None otherwise, or when the system cannot name it."""
-    try:
-        return Path(os.path.realpath(path)) if path.is_dir() else None
-    except (OSError, ValueError):
-        return None
 
 
 def build_server(settings: Settings, debug: bool = False) -> MemoryLensServer:

@@ -8,7 +8,6 @@ load from disk without re-reading unchanged files. Parsed entries are cached per
 from __future__ import annotations
 
 import os
-import stat
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -26,41 +25,12 @@ from memory_lens.core.checks import (
     unusable_finding,
 )
 from memory_lens.core.discovery import ChainPlan, chain_for_root, find_project_root, has_marker
+from memory_lens.core.file_identity import NOTHING, Identity, file_identity, quick_identity
 from memory_lens.core.files import FileRead, FileStatus, read_memory_file, realpath
 from memory_lens.core.imports import read_paths
 from memory_lens.core.merge import Memory, load_sources, merge_plan
 from memory_lens.core.scan import find_memory_files
 from memory_lens.core.settings import Settings
-
-Identity = tuple[int, int, int, int, int]
-
-
-def identity(path: Path) -> Identity | None:
-    """What tells one version of a file from the next, or None when it cannot be stat'ed."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-_NOTHING = (0, 0, -1, 0, 0)  # the identity of a path with nothing at all there
-
-
-def _quick_identity(path: Path) -> Identity | None:
-    """`identity` in one system call for the common cases (a regular file; nothing there, which
-    is most candidate paths of a chain): `_NOTHING` when the path does not exist, not even as a
-    link; None when it cannot be stat'ed otherwise."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return _NOTHING
-    except OSError:
-        return None
-    if stat.S_ISLNK(st.st_mode):
-        return identity(path)
-    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
 
 PLAN_CACHE_SIZE = 1024  # chain plans of recently used directories (a few KB each)
 MEMORY_CACHE_SIZE = 32  # merged memories of recently used directories (up to ~100 KB each)
@@ -110,11 +80,11 @@ class MemoryStore:
 
     def read(self, path: Path) -> FileRead:
         """The file at PATH as an agent would read it now (cached while unchanged)."""
-        ident = _quick_identity(path)
-        if ident is None or ident is _NOTHING:
+        ident = quick_identity(path)
+        if ident is None or ident is NOTHING:
             with self._lock:
                 self._reads.pop(path, None)
-            if ident is _NOTHING:  # not even a dangling link: what read_memory_file would say
+            if ident is NOTHING:  # not even a dangling link: what read_memory_file would say
                 return FileRead(path if isinstance(path, Path) else Path(path), FileStatus.MISSING,
                                 reason="does not exist")
             return read_memory_file(path, self.settings.max_file_bytes)  # dangling, loop, unreadable: cheap
@@ -178,11 +148,11 @@ class MemoryStore:
         with self._lock:
             cached = _recall(self._memories, directory)
         if (cached is not None and cached[0] is plan and all(a is b or a == b for a, b in zip(cached[1], reads))
-                and all(identity(p) == ident for p, ident in cached[3])):
+                and all(file_identity(p) == ident for p, ident in cached[3])):
             return cached[2]
         by_path = {c.path: got for c, got in zip(plan.candidates, reads)}
         memory = merge_plan(plan, by_path.__getitem__, self.settings.boundary_markers, self.settings.import_format)
-        imported = [(p, identity(p)) for s in memory.sources for p in sorted(read_paths(s.imports))]
+        imported = [(p, file_identity(p)) for s in memory.sources for p in sorted(read_paths(s.imports))]
         with self._lock:
             _remember(self._memories, directory, (plan, reads, memory, imported), MEMORY_CACHE_SIZE)
         return memory
@@ -190,7 +160,7 @@ class MemoryStore:
     def check(self, path: Path, text: str | None = None) -> list[Finding]:
         """Findings for memory file PATH; TEXT is an open buffer's content (None: from disk)."""
         if text is None:
-            before = identity(path)  # taken before reading: a change during the check shows as a change
+            before = file_identity(path)  # taken before reading: a change during the check shows as a change
             with self._lock:
                 self._checked[path] = before
             got = self.read(path)

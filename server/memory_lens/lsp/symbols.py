@@ -99,15 +99,8 @@ def search_entries(ls: MemoryLensServer, query: str) -> list[types.SymbolInforma
     results: list[types.SymbolInformation] = []
     docs = ls.open_memory_docs()
     for path in sorted(ls.store.known()):
-        doc = docs.get(path)
-        if doc is not None:
-            text = doc.text
-        else:
-            got = ls.store.read(path)
-            if not got.ok:
-                continue
-            text = got.text
-        if len(text) > ls.settings.max_file_bytes:  # an open buffer over the size limit: not parsed
+        text, _ = ls.current_text(path, docs)
+        if text is None:  # unusable, or an open buffer over the size limit: not parsed
             continue
         indexed = ls.store.entries(path, text)
         if not any(wanted in key for key in indexed.keys):

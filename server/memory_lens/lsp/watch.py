@@ -22,10 +22,11 @@ from pathlib import Path
 from lsprotocol import types
 
 from memory_lens.core.discovery import GIT_MARKER, local_dirs, find_project_root
+from memory_lens.core.file_identity import file_identity, stat_identity
+from memory_lens.core.files import real_dir
 from memory_lens.core.scan import GEMINI_IGNORE, GIT_IGNORE
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
-from memory_lens.lsp.server import MemoryLensServer, real_dir
-from memory_lens.lsp.store import identity
+from memory_lens.lsp.server import MemoryLensServer
 
 log = logging.getLogger("memory_lens.lsp")
 REGISTRATION_ID = "memory-lens-watched-files"
@@ -94,8 +95,8 @@ def _state(path: Path) -> object:
     except OSError:
         return None
     if stat.S_ISLNK(st.st_mode):
-        return identity(path) if os.path.exists(path) else "dangling"
-    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)  # = identity(path)
+        return file_identity(path) if os.path.exists(path) else "dangling"
+    return stat_identity(st)  # = file_identity(path)
 
 
 def watch_set(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
@@ -145,7 +146,7 @@ def _unseen_change(ls: MemoryLensServer, path: Path) -> bool | None:
     if path.name not in ls.settings.filenames or not os.path.lexists(path):
         return False
     checked, ident = ls.store.checked_identity(path)
-    if checked and ident == identity(path):
+    if checked and ident == file_identity(path):
         return False
     return None if ls.live.busy else True
 
