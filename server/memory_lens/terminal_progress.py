@@ -3,11 +3,13 @@
 Drawn only when stderr is a terminal: piped or redirected, nothing is written (scripts and logs
 see the same output as before). The bar redraws one line in place (`\\r`) at most every
 `MIN_INTERVAL` seconds, always for the last file, and the line is erased when the check ends,
-so the summary that follows stands alone.
+so the summary that follows stands alone. A warning logged meanwhile (a directory the walk cannot
+read) first erases the bar's line, so it is printed on a line of its own.
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
 import time
 from pathlib import Path
@@ -25,6 +27,10 @@ class TerminalProgress:
         self.stream = stream
         self.drawn = False
         self._last = 0.0
+        self._filter = _EraseBeforeLogging(self)
+        self._handlers = [h for h in (logging.lastResort, *logging.getLogger().handlers) if h is not None]
+        for handler in self._handlers:
+            handler.addFilter(self._filter)
 
     def scanning(self, directory: Path) -> None:
         self._draw(f"scanning {directory} for memory files…")
@@ -44,12 +50,30 @@ class TerminalProgress:
         self.drawn = True
         self._last = time.monotonic()
 
-    def close(self) -> None:
-        """Erase the bar's line (if anything was drawn)."""
+    def erase(self) -> None:
+        """Erase the bar's line (if anything is drawn there)."""
         if self.drawn:
             self.stream.write(ERASE)
             self.stream.flush()
             self.drawn = False
+
+    def close(self) -> None:
+        """Erase the bar, and stop watching log output."""
+        self.erase()
+        for handler in self._handlers:
+            handler.removeFilter(self._filter)
+
+
+class _EraseBeforeLogging(logging.Filter):
+    """Erases the bar's line before a log record is written (it lets every record through)."""
+
+    def __init__(self, bar: TerminalProgress) -> None:
+        super().__init__()
+        self.bar = bar
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.bar.erase()
+        return True
 
 
 def terminal_progress(stream: TextIO) -> TerminalProgress | None:

@@ -1,13 +1,16 @@
-"""`check_targets` tells a progress listener of each tree walk and of every file checked (what
-`memory-lens check` draws its progress bar from)."""
+"""`check_targets` tells a progress listener of each tree walk and of every file checked, and
+`memory-lens check` draws its progress bar from it."""
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 from pathlib import Path
 
 from memory_lens.core.checks import check_targets
 from memory_lens.core.settings import Settings
+from memory_lens.terminal_progress import ERASE, TerminalProgress
 
 
 class Recorder:
@@ -41,3 +44,20 @@ def test_a_tree_check_reports_the_walk_then_every_file(tmp_path: Path) -> None:
     single = Recorder()  # one file: no walk, nothing to report
     check_targets([project / "d0" / "GEMINI.md"], Settings(global_dir=base / "g"), single)
     assert single.events == []
+
+
+def test_the_bar_is_erased_before_a_warning_and_stops_watching_the_log_when_closed() -> None:
+    stream = io.StringIO()
+    bar = TerminalProgress(stream)
+    bar.checked(1, 4)
+    assert stream.getvalue() == f"{ERASE}[{'#' * 6}{'-' * 18}] checked 1 of 4 memory files"
+    logging.getLogger("memory_lens.scan").warning("skipped part of the workspace that cannot be read: x")
+    assert stream.getvalue().endswith(f"memory files{ERASE}")  # the warning starts on an empty line
+    bar.checked(4, 4)
+    bar.close()
+    assert stream.getvalue().endswith(f"checked 4 of 4 memory files{ERASE}")
+    drawn = stream.getvalue()
+    logging.getLogger("memory_lens.scan").warning("after the check")
+    assert stream.getvalue() == drawn
+    assert all(not any(isinstance(f, type(bar._filter)) for f in h.filters)  # noqa: SLF001
+               for h in (logging.lastResort, *logging.getLogger().handlers) if h is not None)
