@@ -283,6 +283,20 @@ async def test_undo_in_an_unsaved_buffer(lsp: Session) -> None:
     assert memory_file.read_bytes() == on_disk  # the disk was never written
 
 
+async def test_global_save_from_a_document_outside_the_workspace(ws: Workspace, start: Starter) -> None:
+    """The save command refuses a context URI outside the workspace; a global save does not need
+    one, so the action leaves it out and the save goes through."""
+    notes = ws.write("work/loose/notes.txt", NOTES)  # not under the workspace folder (the project)
+    lsp = await start()
+    lsp.open(notes, language="plaintext")
+    action = (await save_actions(lsp, notes, EMOJI_SELECTION))["global"]
+    assert action.command is not None and list(action.command.arguments) == [{"text": EMOJI_SELECTION, "scope": "global"}]
+    expected = await ws.cli_add_on_copy(ws.global_file, EMOJI_SELECTION, "global")
+    saved = await lsp.command(action.command.command, *action.command.arguments)
+    assert (saved["path"], saved["added"]) == (str(ws.global_file), True)
+    assert ws.global_file.read_bytes() == expected
+
+
 async def test_preview_setting_from_workspace_configuration(ws: Workspace, start: Starter) -> None:
     lsp = await start(configuration={"memoryLens": {"save": {"preview": True}}})
     app = ws.proj / "src" / "app.py"
