@@ -8,12 +8,15 @@
   answering one search (what each `memory-lens notes search` pays)
 - search: `search` (first page, BM25) for words of every frequency, prefixes, phrases, OR,
   a tag filter and one scope, warm, p50/p99; in the long-running mode of the language server
-  and the MCP server (freshness 1 s) and in the CLI's mode (every call lists the directories)
+  and the MCP server (a background thread lists the directories again every second; a request
+  lists only a directory that changed) and in the CLI's mode (every call lists the directories)
 - list_by_tag: `list --tag T` (first page) for every tag, warm, p50/p99, both modes
 - pull: 100 note files replaced on disk as `git pull` replaces them (a new file renamed over the
   old one), then the index brought in step (`sync`) and the first search after it; also a pull
   that edits 60, adds 20 and deletes 20
 - read: `read NAME` warm, p50/p99
+- refresh: one round of the servers' background refresh with nothing changed (lists both
+  directories, compares 10,000 signatures), off the request path
 
 Every timing is wall-clock; next to it, the CPU time of the calling thread (SQLite runs on it),
 which leaves out the time spent waiting for a busy core. `targets` judges the wall-clock figures,
@@ -233,10 +236,13 @@ class Bench:
         return {"ms": ms(median(times)), "runs_ms": spread([t * 1000 for t in times]), "query": word}
 
     def modes(self):
-        """(mode name, warm store): the long-running processes' freshness and the CLI's."""
+        """(mode name, warm store): the long-running processes' (freshness 1 s and the background
+        refresh running, as `memory-lens serve` and `memory-lens mcp` run it) and the CLI's."""
         for mode, freshness in (("server", 1.0), ("cli", 0.0)):
             store = self.store(freshness)
             store.index.sync(force=True)
+            if freshness:
+                store.index.start_refresh()
             store.search("warm")  # not counted: the first query compiles statements
             yield mode, store
             store.close()
@@ -285,6 +291,22 @@ class Bench:
         for mode, store in self.modes():
             out[mode] = distribution(timed_calls([lambda n=n: store.read(n) for _, n in names], passes))
         return out
+
+    def refresh(self, runs: int) -> dict:
+        """One background refresh round over unchanged directories (what the servers' refresh
+        thread does every second, while requests go on)."""
+        from timing import median, ms, spread
+
+        store = self.store(1.0)
+        store.index.sync(force=True)
+        times, cpus = [], []
+        for _ in range(runs):
+            seconds, cpu, count = timed_cpu(store.index.refresh)
+            assert count == 0
+            times.append(seconds)
+            cpus.append(cpu)
+        store.close()
+        return {"ms": ms(median(times)), "cpu_ms": ms(median(cpus)), "runs_ms": spread([t * 1000 for t in times])}
 
     def pull(self, runs: int, changed: int) -> dict:
         """CHANGED files replaced on disk, then the server's store brought in step."""
@@ -370,6 +392,8 @@ def run(args: argparse.Namespace) -> dict:
         results["list_by_tag"] = bench.list_by_tag(args.passes)
         step("read")
         results["read"] = bench.read(args.passes)
+        step("refresh")
+        results["refresh"] = bench.refresh(max(args.runs, 5))
         step("pull")
         results["pull"] = bench.pull(args.runs, min(args.changed, args.notes // 2))
     results["targets"] = judge(results, TARGETS)

@@ -78,3 +78,27 @@ def test_search_totals_leave_hidden_notes_out(sandbox: NotesSandbox) -> None:  #
     assert store.search("gamma", scope="global").total == 23
     assert store.search("alpha", tags=["three"]).total == 16
     assert {n.scope for n in store.search("gamma").notes} == {Scope.GLOBAL}
+
+
+def test_a_search_in_one_scope_is_driven_by_the_full_text_matches(sandbox: NotesSandbox) -> None:
+    """Every statement of a one-scope search or filtered list that reads the FTS table starts
+    from its matches: never a walk over every file of the scope looking each up in the FTS table
+    (SQLite plans these from the schema alone, without statistics, so the plan here is the plan
+    over 10,000 notes)."""
+    _fill(sandbox)
+    store = sandbox.store()
+    store.index.sync()
+    statements: list[str] = []
+    store.index._con.set_trace_callback(statements.append)
+    try:
+        assert store.search("gamma", scope="global").total == 23
+        assert store.search("alpha", scope="project").total == 23
+        assert store.list(search="alpha", scope="project", tags=["three"]).total == 8
+    finally:
+        store.index._con.set_trace_callback(None)
+    reading_fts = [s for s in statements if " MATCH " in s and "JOIN files" in s]
+    assert len(reading_fts) >= 3
+    for sql in reading_fts:
+        plan = [row[3] for row in store.index._con.execute("EXPLAIN QUERY PLAN " + sql)]
+        assert plan[0].startswith("SCAN fts"), (sql, plan)
+    store.close()

@@ -480,11 +480,16 @@ class NotesIndex:
                 out.append((s, loc.directory / fname, error))
             return out
 
-    def _filters(self, scopes: Sequence[Scope], tags: Sequence[str]) -> tuple[str, list[Any]]:
+    def _filters(self, scopes: Sequence[Scope], tags: Sequence[str], fts_first: bool = True) -> tuple[str, list[Any]]:
+        """The WHERE conditions (on `files f`) of SCOPES and TAGS. FTS_FIRST: in a join with the
+        FTS table, whose matches must drive it: a plain `f.scope=?` lets SQLite walk every file
+        of the scope through an index and look each one up in the FTS table instead (65 ms for a
+        search of 10,000 notes in one scope, against 0.4 ms), so the scope test is written `+f.scope`,
+        which no index serves."""
         sql = " AND f.error IS NULL AND f.shadow=0"
         args: list[Any] = []
         if len(scopes) == 1:
-            sql += " AND f.scope=?"
+            sql += " AND +f.scope=?" if fts_first else " AND f.scope=?"
             args.append(scopes[0].value)
         for tag in tags:
             sql += " AND f.id IN (SELECT id FROM tags WHERE tag=?)"
@@ -609,7 +614,7 @@ class NotesIndex:
             if counts is not None:
                 matches.append((doc_id, counts, sum(len(c) for c in columns)))
         idfs = [fulltext.idf(n_rows, h) for h in hits]
-        where, args = self._filters(scopes, tags)
+        where, args = self._filters(scopes, tags, fts_first=False)
         visible = {r[0]: (r[1], r[2], r[3]) for r in self._con.execute(
             f"SELECT f.id, f.scope, f.name_key, f.name FROM files f WHERE 1=1{where}", args)}
         out = []
