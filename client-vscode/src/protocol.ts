@@ -8,6 +8,16 @@
 export const SERVER_NAME = 'memory-lens';
 export const SETTINGS_SECTION = 'memoryLens';
 export const DIAGNOSTIC_SOURCE = 'memory-lens';
+/** Diagnostic codes: the codes of `memory-lens check`. */
+export const DIAGNOSTIC_CODES: readonly string[] = [
+  'unreadable', 'too-large', 'encoding', 'duplicate', 'redundant', 'over-budget', 'not-loaded',
+  'import-not-found', 'import-outside-root', 'import-cycle', 'import-depth',
+];
+/** The keys of the settings section the server reads (dotted for nested objects); see `ServerSettings`. */
+export const SETTINGS_KEYS: readonly string[] = [
+  'filenames', 'globalDir', 'tokenBudget', 'maxFileSize', 'agents', 'debug', 'notes.layout',
+  'notes.globalDir', 'noteDocuments', 'followOutsideLinks', 'save.preview',
+];
 
 /** Custom request and notification. */
 export const EFFECTIVE_REQUEST = 'memory/effective';
@@ -46,6 +56,10 @@ export const SAVE_ACTION_KIND = 'refactor.extract.memoryLens';
 /** Code action titles (offered by the server; listed here for tests and docs). */
 export const SAVE_PROJECT_TITLE = 'Save selection to project memory';
 export const SAVE_GLOBAL_TITLE = 'Save selection to global memory';
+export const REMOVE_DUPLICATE_TITLE = 'Remove duplicate entry';
+export const REMOVE_REDUNDANT_TITLE = 'Remove redundant entry';
+/** Id of the change annotation on the server's save edits. */
+export const CHANGE_ANNOTATION_ID = 'memoryLens.saveEntry';
 
 /** Client (palette) command ids. They must differ from the server command ids above. */
 export const CLIENT_COMMANDS = {

@@ -213,7 +213,7 @@ def quick_fix(ls: MemoryLensServer, uri: str, diag: types.Diagnostic) -> types.C
     entry = _flagged_entry(text, diag) if text is not None else None
     if entry is None:
         return None
-    title = "Remove duplicate entry" if diag.code == DUPLICATE else "Remove redundant entry"
+    title = protocol.REMOVE_DUPLICATE_TITLE if diag.code == DUPLICATE else protocol.REMOVE_REDUNDANT_TITLE
     return types.CodeAction(title=title, kind=QUICK_FIX, diagnostics=[diag], is_preferred=True,
                             edit=remove_entry_edit(ls, path, text, entry))
 

@@ -1,15 +1,24 @@
 """Every public name of the Memory Lens language server, in one place.
 
 These are a contract with editors and the VS Code client (`client-vscode/src/protocol.ts`):
-keep them in step with that file and with `docs/lsp.md`.
+keep them in step with that file and with `docs/lsp.md` (tests/unit/test_protocol_mirror.py
+compares the two modules name for name). The core keeps the diagnostic codes it computes; they are
+named here from there.
 """
+
+from memory_lens.core import checks, imports
 
 SERVER_NAME = "memory-lens"
 SETTINGS_SECTION = "memoryLens"
 DIAGNOSTIC_SOURCE = "memory-lens"
-# Diagnostic codes: the codes of `memory-lens check` (core/checks.py), the same names.
-DIAGNOSTIC_CODES = ["unreadable", "too-large", "encoding", "duplicate", "redundant", "over-budget", "not-loaded",
-                    "import-not-found", "import-outside-root", "import-cycle", "import-depth"]
+# Diagnostic codes: the codes of `memory-lens check` (core/checks.py, core/imports.py), the same names.
+DIAGNOSTIC_CODES = [checks.UNREADABLE, checks.TOO_LARGE, checks.ENCODING, checks.DUPLICATE, checks.REDUNDANT,
+                    checks.OVER_BUDGET, checks.NOT_LOADED, *imports.IMPORT_CODES]
+
+# The keys of the `memoryLens` settings section the server reads (lsp/config.py), dotted for nested
+# objects. `noteDocuments` is set by a client that opens note documents, not by users.
+SETTINGS_KEYS = ["filenames", "globalDir", "tokenBudget", "maxFileSize", "agents", "debug", "notes.layout",
+                 "notes.globalDir", "noteDocuments", "followOutsideLinks", "save.preview"]
 
 # Custom request and notification.
 EFFECTIVE_REQUEST = "memory/effective"
@@ -35,10 +44,12 @@ CMD_NOTES_WRITE_DOCUMENT = "memoryLens.server.notes.writeDocument"
 CMD_NOTES_SUGGEST_NAME = "memoryLens.server.notes.suggestName"
 NOTES_COMMANDS = [CMD_NOTES_LIST, CMD_NOTES_SEARCH, CMD_NOTES_READ, CMD_NOTES_CREATE, CMD_NOTES_EDIT,
                   CMD_NOTES_DELETE, CMD_NOTES_READ_DOCUMENT, CMD_NOTES_WRITE_DOCUMENT, CMD_NOTES_SUGGEST_NAME]
-ALL_COMMANDS = [CMD_SAVE, CMD_REMOVE, CMD_MOVE, CMD_LIST, CMD_EFFECTIVE, CMD_REFRESH, *NOTES_COMMANDS]
+SERVER_COMMANDS = [CMD_SAVE, CMD_REMOVE, CMD_MOVE, CMD_LIST, CMD_EFFECTIVE, CMD_REFRESH, *NOTES_COMMANDS]
 
 # Code action titles.
 SAVE_PROJECT_TITLE = "Save selection to project memory"
 SAVE_GLOBAL_TITLE = "Save selection to global memory"
+REMOVE_DUPLICATE_TITLE = "Remove duplicate entry"  # quick fix of a `duplicate` diagnostic
+REMOVE_REDUNDANT_TITLE = "Remove redundant entry"  # quick fix of a `redundant` diagnostic
 CHANGE_ANNOTATION_ID = "memoryLens.saveEntry"
 SAVE_ACTION_KIND = "refactor.extract.memoryLens"
