@@ -20,6 +20,8 @@ import threading
 from pathlib import Path
 from typing import Callable, Iterable
 
+from memory_lens.lsp.compat import rust_notify
+
 log = logging.getLogger("memory_lens.lsp")
 
 WATCHER_ENV = "MEMORY_LENS_WATCHER"  # "auto" (default): OS notifications when available; "poll"
@@ -101,12 +103,12 @@ class NativeWatcher:
 
     def _run(self, dirs: list[str], watch: _Watch, earlier: tuple[_Watch, ...]) -> None:
         try:
-            from watchfiles._rust_notify import RustNotify  # watchfiles' documented low-level API
+            notify_class = rust_notify()
         except ImportError:
             self._fail("the watchfiles package is not installed")
             return
         try:
-            notify = RustNotify(dirs, False, False, 0, False, True)  # the watches are in place on return
+            notify = notify_class(dirs, False, False, 0, False, True)  # the watches are in place on return
         except FileNotFoundError:  # a directory went away meanwhile: the next set will do
             log.debug("a watched directory disappeared; the poller covers it")
             return  # the earlier watches go on meanwhile

@@ -23,6 +23,7 @@ from pygls.workspace import TextDocument
 from memory_lens import __version__
 from memory_lens.core.files import FileStatus, read_memory_file, real_dir, too_large_reason
 from memory_lens.core.settings import Settings
+from memory_lens.lsp.compat import send_error
 from memory_lens.lsp.config import ServerConfig, parse_config, to_settings
 from memory_lens.lsp.convert import plain_params_converter, uri_to_path
 from memory_lens.lsp.protocol import SERVER_NAME
@@ -51,7 +52,7 @@ class MemoryLensProtocol(LanguageServerProtocol):
         except JsonRpcInvalidParams:
             if "id" in data and "method" in data:
                 error = JsonRpcInvalidParams(message=f"invalid params for {data['method']}")
-                self._send_response(data["id"], None, error.to_response_error())
+                send_error(self, data["id"], error)
             raise
 
 

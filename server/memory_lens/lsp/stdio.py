@@ -25,8 +25,8 @@ every request exactly once, with its own id, and logs one line per bad message:
 - only the top-level object is turned into a message: pygls's `json.loads(object_hook=...)`
   turned any JSON-RPC-shaped object inside the params into a message too.
 
-pygls's private API used here (stdio.py is its one home): `LanguageServer._stop_event`,
-`JsonRPCProtocol._send_response` and `._shutdown`, pinned to pygls 2.1 by tests/e2e/test_framing.py.
+The pygls internals this needs (its stop event, sending an error response, whether `shutdown`
+was handled) are reached through `compat.py`, their one home.
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ import logging
 import os
 import stat
 import sys
-import threading
 from typing import Any, BinaryIO
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
+from memory_lens.lsp.compat import new_stop_event, send_error, shutdown_requested, stop_requested
 from memory_lens.lsp.framing import BadMessage, Body, FrameReader, decode, replace_surrogates
 
 log = logging.getLogger("memory_lens.lsp")
@@ -76,7 +76,7 @@ def serve_stdio(server: LanguageServer) -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     enlarge_pipe(stdout)
     # What pygls's start_io does, with our reader and checks.
-    server._stop_event = threading.Event()
+    new_stop_event(server)
     server.protocol.set_writer(StdoutWriter(stdout))
 
     async def serve() -> None:
@@ -105,7 +105,7 @@ def serve_stdio(server: LanguageServer) -> None:
 async def serve_messages(server: LanguageServer, read_chunk: Any) -> None:
     """Read messages with READ_CHUNK and dispatch them until the stream ends or SERVER stops."""
     reader = FrameReader(read_chunk, lambda reason: log.warning("bad LSP traffic: %s", reason))
-    while not server._stop_event.is_set():
+    while not stop_requested(server):
         body = await reader.next_body()
         if body is None:
             break
@@ -178,7 +178,7 @@ def _check(server: LanguageServer, value: Any, problems: list[str]) -> str | tup
         notes.append(f"text with {what}, replaced by U+FFFD")
     # pygls drops everything after shutdown without an answer (upstream: openlawlibrary/pygls#605);
     # LSP says requests then get InvalidRequest.
-    if getattr(server.protocol, "_shutdown", False) and method != "exit":
+    if shutdown_requested(server.protocol) and method != "exit":
         return refuse(JsonRpcInvalidRequest(message="the server is shutting down"), "a message after shutdown")
     if method == "shutdown" and params not in (None, {}, []):
         return refuse(JsonRpcInvalidParams(message="shutdown takes no params"), "shutdown with params")
@@ -213,7 +213,7 @@ def _is_request(value: Any) -> bool:
 
 
 def _answer(server: LanguageServer, msg_id: Any, error: JsonRpcException) -> None:
-    server.protocol._send_response(msg_id, None, error.to_response_error())
+    send_error(server.protocol, msg_id, error)
 
 
 def _describe(envelope: Any) -> str:
