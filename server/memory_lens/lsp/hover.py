@@ -13,6 +13,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from memory_lens.core.files import realpath
 from memory_lens.core.imports import IMPORTED, expand_imports, mention_at
 from memory_lens.core.markdown import parse
 from memory_lens.core.merge import Memory
@@ -53,7 +54,7 @@ def entry_hover(ls: MemoryLensServer, path: Path, directory: Path, text: str, li
     key = entry.normalized
     if not key:
         return None
-    real = os.path.realpath(path)
+    real = realpath(path)
     out: list[str] = []
     here = [e.line for e in outline.entries if e.normalized == key and e.line != entry.line]
     out += [f"- duplicate in this file: {link(path, n)}" for n in here]
@@ -65,7 +66,7 @@ def entry_hover(ls: MemoryLensServer, path: Path, directory: Path, text: str, li
         general.append(s.path)
     for hit in ls.store.find_hits(key, general):
         out.append(f"- more general copy (loads first): {link(hit.path, hit.line)}")
-    others = sorted(p for p in ls.store.known() if p not in general and os.path.realpath(p) != real)
+    others = sorted(p for p in ls.store.known() if p not in general and realpath(p) != real)
     for hit in ls.store.find_hits(key, others):
         out.append(f"- also in {link(hit.path, hit.line)}")
     head = "**Memory entry**"
