@@ -115,8 +115,8 @@ def _line_start_offsets(lines: list[str]) -> list[int]:
     return offsets
 
 
-def plan_add(content: str, text: str) -> AddPlan:
-    """Plan adding TEXT as an entry of CONTENT under the `## Gemini Added Memories` section.
+def entry_text_to_save(text: str) -> str:
+    """TEXT as an entry is saved (see `clean_entry_text`), refused when it cannot be one.
 
     Raises EmptyEntryError when TEXT is empty once cleaned, UnsafeEntryError when it holds a NUL
     character (agents skip a memory file with a NUL byte in it as binary).
@@ -127,6 +127,16 @@ def plan_add(content: str, text: str) -> AddPlan:
     cleaned = clean_entry_text(text)
     if not cleaned:
         raise EmptyEntryError("nothing to save: the text is empty once '#' and list markers are removed")
+    return cleaned
+
+
+def plan_add(content: str, text: str) -> AddPlan:
+    """Plan adding TEXT as an entry of CONTENT under the `## Gemini Added Memories` section.
+
+    Raises EmptyEntryError when TEXT is empty once cleaned, UnsafeEntryError when it holds a NUL
+    character (agents skip a memory file with a NUL byte in it as binary).
+    """
+    cleaned = entry_text_to_save(text)
     outline = parse(content)
     wanted = normalize(cleaned)
     for e in outline.entries:

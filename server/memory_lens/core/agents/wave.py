@@ -16,9 +16,9 @@ from pathlib import Path
 
 from memory_lens.core.agents.common import AgentSource, AgentView
 from memory_lens.core.discovery import Scope, find_project_root
-from memory_lens.core.edit import EmptyEntryError, UnsafeEntryError, format_entry
+from memory_lens.core.edit import UnsafeEntryError, entry_text_to_save, format_entry
 from memory_lens.core.files import read_memory_file
-from memory_lens.core.markdown import clean_entry_text, detect_eol, normalize, parse
+from memory_lens.core.markdown import detect_eol, normalize, parse
 from memory_lens.core.write_policy import DEFAULT_HINT, directory_area, global_area, project_area
 from memory_lens.core.writer import update_memory_file
 
@@ -66,12 +66,7 @@ class BulletPlan:
 
 def plan_bullet(content: str, text: str) -> BulletPlan:
     """Plan appending TEXT as a `- ` bullet at the end of CONTENT, unless an equal entry is there."""
-    if "\0" in text:
-        raise UnsafeEntryError("the text contains a NUL character (\\0), which would make agents skip the "
-                               "whole memory file as binary; remove it and try again")
-    cleaned = clean_entry_text(text)
-    if not cleaned:
-        raise EmptyEntryError("nothing to save: the text is empty once '#' and list markers are removed")
+    cleaned = entry_text_to_save(text)
     wanted = normalize(cleaned)
     for entry in parse(content).entries:
         if entry.normalized == wanted:
