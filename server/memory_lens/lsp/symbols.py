@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from itertools import islice
-from pathlib import Path
 from typing import Iterator
 
 from lsprotocol import types
