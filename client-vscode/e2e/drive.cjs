@@ -861,20 +861,75 @@ async function main(page) {
   await screenshot('settings-user');
   await page.locator('.settings-editor .settings-tabs-widget .action-label', { hasText: 'Remote' }).first().click();
   await settingItem('Global Dir').first().waitFor({ timeout: 20000 });
-  check('settings UI shows Notes: Layout and Notes: Global Dir',
-    await settingItem('Notes: Layout').count() > 0 && await settingItem('Notes: Global Dir').count() > 0);
-  await screenshot('settings-remote');
-  // The list renders what is in view: scroll down to the server command.
-  await until('the Server: Command setting', async () => {
-    if (await settingItem('Server: Command').count() > 0) {
+  // The list renders what is in view: scroll down to the notes settings, then to the server command.
+  const scrollTo = (what, found) => until(what, async () => {
+    if (await found()) {
       return true;
     }
     const box = await page.locator('.settings-editor .settings-body').first().boundingBox();
     await page.mouse.move(box.x + box.width * 0.7, box.y + box.height * 0.6);
-    await page.mouse.wheel(0, 400);
+    await page.mouse.wheel(0, 200);
     return false;
   }, 20000);
+  await scrollTo('the Notes: Layout and Notes: Global Dir settings',
+    async () => await settingItem('Notes: Layout').count() > 0 && await settingItem('Notes: Global Dir').count() > 0);
+  await screenshot('settings-remote');
+  await scrollTo('the Server: Command setting', async () => await settingItem('Server: Command').count() > 0);
   await screenshot('settings-remote-server-command');
+
+  // 15. With "memoryLens.save.preview" on, the lightbulb save is a change to review in the Refactor
+  // Preview; the change applied is saved to disk, not left unsaved. (Last: in code-server, changing a
+  // user setting from the Settings editor drops the machine-overridable ones, memoryLens.globalDir here.)
+  // (Through the Settings editor: a settings.json written from outside waits on the file watcher.)
+  const setSavePreview = async (on) => {
+    await palette('Preferences: Open Settings (UI)');
+    await page.locator('.settings-editor').first().waitFor({ timeout: 20000 });
+    await page.keyboard.type('memoryLens.save.preview');
+    const item = page.locator('.settings-editor .setting-item', { hasText: 'Save: Preview' }).first();
+    await item.waitFor({ timeout: 20000 });
+    const box = item.locator('.setting-value-checkbox').first();
+    if (((await box.getAttribute('aria-checked')) === 'true') !== on) {
+      await box.click();
+    }
+    await until('the Save: Preview setting', async () => ((await box.getAttribute('aria-checked')) === 'true') === on, 10000);
+    await screenshot('save-preview-setting');
+    await palette('View: Close Editor');
+  };
+  await setSavePreview(true);
+  await openFile('packages/legacy/notes.md');
+  const applyButton = page.locator('.monaco-button', { hasText: /^Apply$/ });
+  // The server reads the changed setting shortly after VS Code does: ask until the action carries the edit.
+  await until('the save action with a change preview', async () => {
+    await editorLine(0).click();
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Shift+End');
+    await page.keyboard.press('Control+Period');
+    const row = page.locator('.action-widget .monaco-list-row', { hasText: 'Save selection to project memory' });
+    await row.first().waitFor({ timeout: 10000 });
+    for (let i = 0; i < 10 && (await page.locator('.action-widget .monaco-list-row.focused', { hasText: 'Save selection to project memory' }).count()) === 0; i++) {
+      await page.keyboard.press('ArrowDown');
+    }
+    await page.keyboard.press('Enter');
+    if (await applyButton.first().waitFor({ timeout: 5000 }).then(() => true, () => false)) {
+      return true;
+    }
+    // Saved at once (the setting not read yet): undo that save and try again.
+    const saved = notification('Saved to project memory').filter({ hasText: 'Legacy notes' });
+    await saved.first().locator('.monaco-button', { hasText: /^Undo$/ }).first().click();
+    await until('the early save undone', () => !read(ws('GEMINI.md')).includes('Legacy notes'), 10000);
+    return false;
+  }, 60000);
+  // Changes that need confirmation start unticked in VS Code's Refactor Preview: tick, then Apply.
+  const tickBox = page.locator('.part.panel .monaco-list-row').first().locator('.monaco-checkbox, input[type=checkbox]').first();
+  await tickBox.waitFor({ timeout: 10000 });
+  await screenshot('save-preview-refactor-preview');
+  await tickBox.click();
+  await applyButton.first().click();
+  await until('the previewed save on disk', () => read(ws('GEMINI.md')).includes('- Legacy notes.'), 20000);
+  await until('no unsaved memory file after the previewed save',
+    async () => (await page.locator('.tab.dirty', { hasText: 'GEMINI.md' }).count()) === 0, 10000);
+  step('save.preview: the applied change is saved to disk');
+  await screenshot('save-preview-applied-and-saved');
   result.ok = true;
 }
 

@@ -44,7 +44,8 @@ export class MemoryCommands {
       r(c.deleteEntry, (node?: PanelNode) => this.deleteEntry(node)),
       r(c.moveEntryToGlobal, (node?: PanelNode) => this.moveEntry(node, 'global')),
       r(c.moveEntryToProject, (node?: PanelNode) => this.moveEntry(node, 'project')),
-      r(SAVE_APPLIED_EDIT, (uris?: unknown) => saveAppliedEdit(uris)),
+      r(SAVE_APPLIED_EDIT.project, () => saveAppliedEdit('project', this.server.log)),
+      r(SAVE_APPLIED_EDIT.global, () => saveAppliedEdit('global', this.server.log)),
       // A save code action (the server's save command) is shown as the palette's saves are.
       this.server.onDidSaveEntry((result) => {
         this.showSaved(result);

@@ -20,7 +20,7 @@ import {
 import {
   CLIENT_COMMANDS, CMD_EFFECTIVE, CMD_SAVE, DID_CHANGE_NOTIFICATION, type DidChangeParams, EFFECTIVE_REQUEST,
   EFFECTIVE_SCHEME, type EffectiveMemory, type EffectiveParams, NOTES_DID_CHANGE_NOTIFICATION,
-  type NotesDidChangeParams, SAVE_ACTION_KIND, type SaveResult, SETTINGS_SECTION, type ServerSettings,
+  type NotesDidChangeParams, SAVE_ACTION_KIND, SAVE_GLOBAL_TITLE, type SaveResult, type Scope, SETTINGS_SECTION, type ServerSettings,
 } from './protocol';
 import { serverLogLine } from './labels';
 import { activeInterpreter, pythonExtensionInstalled, pythonProbe } from './python';
@@ -272,8 +272,11 @@ export class MemoryServer implements vscode.Disposable {
         return actions?.map((action) => {
           if (action instanceof vscode.CodeAction && action.edit && !action.command
             && action.kind && vscode.CodeActionKind.Empty.append(SAVE_ACTION_KIND).contains(action.kind)) {
-            const uris = action.edit.entries().map(([uri]) => uri.toString());
-            action.command = { title: 'Save the memory file', command: SAVE_APPLIED_EDIT, arguments: [uris] };
+            // No arguments: VS Code forgets a command's arguments once the Refactor Preview closes the
+            // menu, before it runs the command; the files to save are kept here per action instead.
+            const scope = action.title === SAVE_GLOBAL_TITLE ? 'global' : 'project';
+            previewTargets.set(scope, action.edit.entries().map(([uri]) => uri.toString()));
+            action.command = { title: 'Save the memory file', command: SAVE_APPLIED_EDIT[scope] };
           }
           return action;
         });
@@ -294,14 +297,21 @@ export class MemoryServer implements vscode.Disposable {
   }
 }
 
-/** Internal command (not in the palette): save the open documents at the URIs given, if modified. */
-export const SAVE_APPLIED_EDIT = 'memoryLens.saveAppliedEdit';
+/** Internal commands (not in the palette): save the files the last previewed save of that scope changed. */
+export const SAVE_APPLIED_EDIT = {
+  project: 'memoryLens.saveAppliedEdit.project',
+  global: 'memoryLens.saveAppliedEdit.global',
+} as const;
+const previewTargets = new Map<Scope, string[]>();
 
-export async function saveAppliedEdit(uris: unknown): Promise<void> {
-  const wanted = new Set(Array.isArray(uris) ? uris.filter((u): u is string => typeof u === 'string') : []);
-  for (const doc of vscode.workspace.textDocuments) {
-    if (doc.isDirty && wanted.has(doc.uri.toString()) && !(await doc.save())) {
-      void vscode.window.showWarningMessage(`Memory Lens: ${doc.uri.fsPath} was changed but not saved; save it with File: Save.`);
+export async function saveAppliedEdit(scope: Scope, log: vscode.LogOutputChannel): Promise<void> {
+  // Saved without asking whether it is dirty: the extension host may not have seen the edit make it so yet.
+  for (const uri of previewTargets.get(scope) ?? []) {
+    const target = vscode.Uri.parse(uri);
+    const saved = await (await vscode.workspace.openTextDocument(target)).save();
+    log.info(`Saving ${target.fsPath} after the previewed save: ${saved ? 'saved' : 'not saved'}`);
+    if (!saved) {
+      void vscode.window.showWarningMessage(`Memory Lens: ${target.fsPath} was changed but not saved; save it with File: Save.`);
     }
   }
 }
