@@ -102,3 +102,53 @@ def test_a_search_in_one_scope_is_driven_by_the_full_text_matches(sandbox: Notes
         plan = [row[3] for row in store.index._con.execute("EXPLAIN QUERY PLAN " + sql)]
         assert plan[0].startswith("SCAN fts"), (sql, plan)
     store.close()
+
+
+def test_broad_searches_ranked_from_the_fts_table_first_give_the_full_querys_pages(
+        sandbox: NotesSandbox, monkeypatch) -> None:
+    """`_best_first` (broad searches) returns exactly the pages and scores of the full ranked
+    query: every scope, tag, page and query, with hidden and unusable files, and ties."""
+    import random
+
+    from memory_lens.core.notes import fulltext
+    from memory_lens.core.notes import index as index_module
+
+    rng = random.Random(7)
+    words = ["alpha", "beta", "gamma", "delta", "omega"]
+    for i in range(90):
+        scope = "project" if i % 3 else "global"
+        directory = sandbox.project_dir() if scope == "project" else sandbox.global_dir
+        content = " ".join(rng.choice(words) for _ in range(rng.choice([1, 2, 3, 5, 8, 13])))
+        tags = ["odd"] if i % 2 else ["even"]
+        sandbox.write_note(directory, f"n{i:02d}.json", note_data(f"N {i:02d}", content, tags, scope))
+    sandbox.write_note(sandbox.project_dir(), "zz-copy.json", note_data("N 01", "alpha alpha", ["odd"]))  # hidden
+    sandbox.write_note(sandbox.global_dir, "broken.json", "{not json")
+    store = sandbox.store()
+    store.index.sync()
+    results: list[object] = []
+    real = index_module.NotesIndex._best_first
+
+    def spy(self, *a):
+        page = real(self, *a)
+        results.append(page)
+        return page
+
+    monkeypatch.setattr(index_module.NotesIndex, "_best_first", spy)
+    monkeypatch.setattr(index_module, "RANK_AHEAD_EXTRA", 0)  # cut close to the page: ties and filters matter
+    monkeypatch.setattr(index_module, "RANK_AHEAD_FACTOR", 1)
+    cases = 0
+    for text in ["alpha", "beta OR omega", "al*", "alpha gamma", "\"alpha alpha\""]:
+        query = fulltext.parse_query(text)
+        for scopes in ([Scope.PROJECT, Scope.GLOBAL], [Scope.PROJECT], [Scope.GLOBAL]):
+            for tags in ([], ["odd"]):
+                for offset, limit in ((0, 5), (5, 5), (0, 20), (17, 3), (40, 20)):
+                    monkeypatch.setattr(index_module, "RANK_AHEAD_FROM", 10 ** 9)
+                    full = store.index.search_ids(query, scopes, tags, offset, limit)
+                    monkeypatch.setattr(index_module, "RANK_AHEAD_FROM", 0)
+                    fast = store.index.search_ids(query, scopes, tags, offset, limit)
+                    assert fast == full, (text, scopes, tags, offset, limit)
+                    cases += 1
+    assert cases == 150
+    answered = [r for r in results if r is not None]
+    assert len(answered) > 30 and len(results) - len(answered) > 30  # both the fast path and its fallback ran
+    store.close()
