@@ -80,6 +80,20 @@ def test_claude_on_a_claude_md_that_imports_agents_md_prints_the_imported_text(w
         (str(claude_md), "project", None), (str(agents_md), "import", str(claude_md))]
 
 
+def test_claude_reads_agents_md_where_there_is_no_claude_md(ws: Workspace) -> None:
+    ws.project("p")
+    ws.write("p/AGENTS.md", "- Use pnpm\n")
+    agents_md = ws.path("p/AGENTS.md")
+    out = ws.ok("show", "--agent", "claude", cwd=ws.path("p")).stdout
+    assert out == f"Contents of {agents_md} (project instructions, checked into the codebase):\n- Use pnpm\n\n"
+    data = ws.json("show", "--agent", "claude", cwd=ws.path("p"))
+    assert [(s["path"], s["tier"]) for s in data["sources"]] == [(str(agents_md), "project")]
+    ws.write("p/CLAUDE.md", "- Claude's own file\n")  # a CLAUDE.md takes AGENTS.md's place
+    out = ws.ok("show", "--agent", "claude", cwd=ws.path("p")).stdout
+    assert out == (f"Contents of {ws.path('p/CLAUDE.md')} (project instructions, checked into the codebase):\n"
+                   "- Claude's own file\n\n")
+
+
 def test_gemini_stays_the_default_and_other_agents_refuse_annotated(ws: Workspace) -> None:
     _big_codex_tree(ws)
     plain = ws.ok("show", cwd=ws.path("p"))

@@ -83,3 +83,20 @@ def test_check_agent_claude_large_file_and_bad_agent(ws: Workspace) -> None:
     assert bad.rc == 2 and bad.stdout == ""
     assert bad.stderr == ("memory-lens: error: --agent: unknown agent 'copilot': use one of gemini, claude, codex, "
                           "wave\n")
+
+
+def test_check_agent_claude_on_an_agents_md_it_reads_in_place_of_claude_md(ws: Workspace) -> None:
+    ws.project("p")
+    ws.write("p/AGENTS.md", "a\n" * 19_999 + "b" * 10 + "\nlast\n")  # 40,014 characters
+    agents_md = str(ws.path("p/AGENTS.md"))
+    result = ws.run("check", "--agent", "claude", "--budget", "100000", agents_md)
+    assert result.stdout == (
+        f"{agents_md}:20000:1: warning: claude: 40014 characters, over Claude Code's 40000-character "
+        "large-file warning threshold: line 20000 onward is past it (Claude Code warns that a large CLAUDE.md "
+        "hurts performance) [over-budget]\n")
+    # Claude Code reads AGENTS.md, so Gemini does not flag it as a file no enabled agent loads.
+    both = ws.run("check", "--agent", "gemini,claude", "--budget", "100000", agents_md)
+    assert both.stdout == result.stdout
+    # With a CLAUDE.md next to it, Claude Code reads that file instead: nothing to say on AGENTS.md.
+    ws.write("p/CLAUDE.md", "- short\n")
+    assert ws.run("check", "--agent", "claude", "--budget", "100000", agents_md).stdout == ""

@@ -195,6 +195,23 @@ def test_claude_import_of_agents_md_loads_the_imported_text(tmp_path: Path, home
                               "codebase):\n- Use pnpm\n")
 
 
+def test_claude_reads_agents_md_only_where_a_directory_has_no_claude_md(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    write(root / "AGENTS.md", "root agents")
+    write(root / "a" / "CLAUDE.md", "a claude")
+    write(root / "a" / "AGENTS.md", "a agents: shadowed by CLAUDE.md")
+    write(root / "a" / "b" / ".claude" / "CLAUDE.md", "b dot claude")
+    write(root / "a" / "b" / "AGENTS.md", "b agents: shadowed by .claude/CLAUDE.md")
+    write(root / "a" / "b" / "c" / "AGENTS.md", "c agents")
+    view = claude_view(root / "a" / "b" / "c")
+    assert [(s.path.relative_to(root).as_posix(), s.tier) for s in view.sources] == [
+        ("AGENTS.md", "project"), ("a/CLAUDE.md", "project"), ("a/b/.claude/CLAUDE.md", "project"),
+        ("a/b/c/AGENTS.md", "project")]
+    assert view.text.startswith(f"Contents of {root / 'AGENTS.md'} (project instructions, checked into the "
+                                "codebase):\nroot agents\n\n")
+    assert "shadowed" not in view.text
+
+
 def test_claude_imports_not_in_code_relative_to_the_file_and_home(tmp_path: Path, home: Path) -> None:
     assert claude.import_targets("See @README for more and @docs/git-instructions.md.\n"
                                  "`@not/this` nor ``@this``\n```\n@nor/this\n```\nmail a@b.c\n- @~/.claude/my-project.md\n") == [

@@ -11,10 +11,11 @@ directory (what the agent loads when started there, read from disk):
 - codex: the file is cut by `project_doc_max_bytes` (over-budget on the line of `cutAt`), is not
   read at all because the budget is used up above it (over-budget on line 1), or is shadowed by
   the first of Codex's names in its directory, such as an AGENTS.override.md (not-loaded);
-- claude: the file is over Claude Code's 40,000-character large-file warning threshold
-  (over-budget on the line where the threshold falls);
+- claude: the file (a CLAUDE.md, CLAUDE.local.md, or an AGENTS.md that Claude Code reads because
+  its directory has no CLAUDE.md) is over Claude Code's 40,000-character large-file warning
+  threshold (over-budget on the line where the threshold falls);
 - gemini: an AGENTS.md that Gemini CLI is not configured to read (not among its file names),
-  flagged only when no other enabled agent reads AGENTS.md.
+  flagged only when no other enabled agent (codex, wave, claude) reads AGENTS.md.
 
 Gemini's own `over-budget` (the merged memory over the byte or token budget) stays in
 `core/checks.py`, on line 1, unchanged.
@@ -89,6 +90,12 @@ def present_agents(paths: Iterable[Path], environ: Mapping[str, str] | None = No
     return tuple(found)
 
 
+def claude_reads_agents_md(directory: Path) -> bool:
+    """Whether Claude Code reads DIRECTORY's AGENTS.md as a project file of its own: the directory
+    has neither CLAUDE.md nor .claude/CLAUDE.md."""
+    return claude.project_files(directory) == [directory / AGENTS_MD]
+
+
 def line_of_char(text: str, index: int) -> int:
     """The 1-based line that character INDEX of TEXT is on."""
     return text.count("\n", 0, index) + 1
@@ -103,9 +110,9 @@ def agent_findings(path: Path, agents: Sequence[str], settings: Settings,
     if codex.AGENT in agents and name in codex_names(environ):
         max_bytes = codex.read_config(codex.codex_home(environ)).max_bytes
         found += _codex_findings(path, here / name, codex.load_view(here, environ), max_bytes)
-    if claude.AGENT in agents and name in CLAUDE_NAMES:
+    if claude.AGENT in agents and (name in CLAUDE_NAMES or (name == AGENTS_MD and claude_reads_agents_md(here))):
         found += _claude_findings(path)
-    readers = {codex.AGENT, wave.AGENT}
+    readers = {codex.AGENT, wave.AGENT, claude.AGENT}
     if (gemini.AGENT in agents and name == AGENTS_MD and AGENTS_MD not in settings.filenames
             and not readers & set(agents)):
         found.append(Finding(

@@ -5,7 +5,10 @@ The rules follow Claude Code's memory documentation (pinned in docs/agents.md):
 - tiers, in load order: managed policy (`/etc/claude-code/CLAUDE.md` on Linux), user
   (`~/.claude/CLAUDE.md`, or `$CLAUDE_CONFIG_DIR/CLAUDE.md`), then for every directory from the
   top down to the working directory (the filesystem root `/` itself excluded) its `CLAUDE.md`,
-  `.claude/CLAUDE.md` (project) and `CLAUDE.local.md` (local); the same real file loads once;
+  `.claude/CLAUDE.md` (project) and `CLAUDE.local.md` (local); in a directory with neither
+  `CLAUDE.md` nor `.claude/CLAUDE.md`, its `AGENTS.md` (project) instead, as the issue asks and
+  recent versions are reported to do (docs/agents.md says what the documentation says); the same
+  real file loads once;
 - `@path` imports, outside Markdown code spans and code blocks: relative to the importing file,
   `~/` for the home directory, absolute paths allowed; imported files import further, at most
   5 hops deep; a missing file or one already loaded is skipped. An imported file is loaded as a
@@ -30,6 +33,7 @@ from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy,
 AGENT = "claude"
 MANAGED_FILE = Path("/etc/claude-code/CLAUDE.md")
 ENV_CONFIG_DIR = "CLAUDE_CONFIG_DIR"
+AGENTS_FALLBACK = "AGENTS.md"
 MAX_IMPORT_DEPTH = 5
 LARGE_FILE_CHARS = 40_000
 READ_LIMIT = 16 * 1024 * 1024
@@ -56,9 +60,18 @@ def startup_files(target_dir: Path, user_dir: Path, managed: Path = MANAGED_FILE
     files = [(managed, "managed"), (user_dir / "CLAUDE.md", "user")]
     dirs = [d for d in (target_dir, *target_dir.parents) if d != d.parent]
     for directory in reversed(dirs):
-        files += [(directory / "CLAUDE.md", "project"), (directory / ".claude" / "CLAUDE.md", "project"),
-                  (directory / "CLAUDE.local.md", "local")]
+        files += [(p, "project") for p in project_files(directory)]
+        files.append((directory / "CLAUDE.local.md", "local"))
     return files
+
+
+def project_files(directory: Path) -> list[Path]:
+    """The project files Claude Code reads in DIRECTORY: `CLAUDE.md` and `.claude/CLAUDE.md`, or
+    `AGENTS.md` in their place when the directory has neither."""
+    own = [directory / "CLAUDE.md", directory / ".claude" / "CLAUDE.md"]
+    if any(os.path.isfile(p) for p in own):
+        return own
+    return [directory / AGENTS_FALLBACK]
 
 
 def import_targets(text: str) -> list[str]:
