@@ -7,18 +7,28 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { EffectiveMemoryDocuments } from './effectiveDocument';
+import { configuredAgent, type EffectiveMemoryDocuments } from './effectiveDocument';
 import { globalMemoryPath } from './effectiveQuery';
-import { displayPath, entryLabel, savedMessage, scopeName, stripMemoryPrefix, validateMemoryText } from './labels';
+import {
+  AGENT_LABELS, agentLabel, displayPath, entryLabel, savedMessage, scopeName, stripMemoryPrefix, validateMemoryText,
+} from './labels';
 import type { MemoryModel } from './model';
 import type { PanelNode } from './panel';
 import {
-  CLIENT_COMMANDS, CMD_MOVE, CMD_REFRESH, CMD_REMOVE, CMD_SAVE, EFFECTIVE_SCHEME, type ListedEntry, type MoveArgs,
-  type RefreshResult, type RemoveResult, type SaveArgs, type SaveResult, type Scope,
+  type AgentName, CLIENT_COMMANDS, CMD_MOVE, CMD_REFRESH, CMD_REMOVE, CMD_SAVE, EFFECTIVE_SCHEME, type ListedEntry, type MoveArgs,
+  type RefreshResult, type RemoveResult, type SaveArgs, type SaveResult, SETTINGS_SECTION, type Scope,
 } from './protocol';
 import { errorMessage, type MemoryServer, SAVE_APPLIED_EDIT, saveAppliedEdit, serverSettings } from './server';
 
 interface ScopeItem extends vscode.QuickPickItem { scope: Scope }
+
+/** What each agent loads, in the agent picker (docs/agents.md has the rules). */
+const AGENT_DETAILS: Readonly<Record<AgentName, string>> = {
+  gemini: 'GEMINI.md files from ~/.gemini and the project, with @imports expanded',
+  claude: 'CLAUDE.md tiers (user, project, local), AGENTS.md where there is no CLAUDE.md, @imports',
+  codex: 'AGENTS.override.md / AGENTS.md from $CODEX_HOME and root to here, cut at project_doc_max_bytes',
+  wave: '~/.wave/memory.md and the AGENTS.md of the working directory',
+};
 
 export class MemoryCommands {
   constructor(
@@ -36,6 +46,7 @@ export class MemoryCommands {
       r(c.saveSelectionToGlobal, () => this.saveSelection('global')),
       r(c.showEffectiveMemory, (uri?: vscode.Uri) => this.showEffective(uri)),
       r(c.toggleAnnotated, (uri?: vscode.Uri) => this.documents.toggleAnnotated(uri)),
+      r(c.chooseAgent, () => this.chooseAgent()),
       r(c.openGlobalMemoryFile, () => this.openGlobalMemoryFile()),
       r(c.refresh, () => this.refresh()),
       r(c.restartServer, () => this.restart()),
@@ -98,9 +109,30 @@ export class MemoryCommands {
     await this.documents.open(target);
   }
 
+  /**
+   * "Choose Agent…": a quick pick of the agents; the choice goes to `memoryLens.agent` (user
+   * settings), which switches the effective memory documents, the panel and the status bar.
+   */
+  async chooseAgent(): Promise<void> {
+    const current = configuredAgent();
+    const items = (Object.keys(AGENT_LABELS) as AgentName[]).map((agent) => ({
+      label: agentLabel(agent), agent,
+      description: agent === current ? 'current' : undefined,
+      detail: AGENT_DETAILS[agent],
+    }));
+    const picked = await vscode.window.showQuickPick(items, {
+      title: 'Memory Lens: whose memory to show', placeHolder: `Showing ${agentLabel(current)}'s memory; choose an agent`,
+    });
+    if (!picked || picked.agent === current) {
+      return;
+    }
+    await vscode.workspace.getConfiguration(SETTINGS_SECTION).update('agent', picked.agent, vscode.ConfigurationTarget.Global);
+  }
+
   async openGlobalMemoryFile(): Promise<void> {
     const settings = serverSettings(this.model.targetUri);
-    const reported = this.model.snapshot?.memory?.sources.find((s) => s.scope === 'global');
+    // Gemini CLI's global file (an agent's view names its own user tier instead).
+    const reported = this.model.snapshot?.memory?.sources.find((s) => s.scope === 'global' && s.tier === undefined);
     const file = reported?.path ?? globalMemoryPath(settings.globalDir, process.env, os.homedir(), settings.filenames, path.sep);
     if (fs.existsSync(file)) {
       await vscode.window.showTextDocument(vscode.Uri.file(file));

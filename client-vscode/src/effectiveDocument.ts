@@ -6,10 +6,10 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { effectiveTitle } from './labels';
+import { agentLabel, effectiveTitle, parseAgent } from './labels';
 import { formatEffectiveQuery, parseEffectiveQuery } from './effectiveQuery';
 import { entryLinks, sourceSections } from './effectiveLinks';
-import { CMD_LIST, EFFECTIVE_SCHEME, type ListArgs, type ListedEntry } from './protocol';
+import { type AgentName, CMD_LIST, EFFECTIVE_SCHEME, type ListArgs, type ListedEntry, SETTINGS_SECTION } from './protocol';
 import { errorMessage, type MemoryServer } from './server';
 
 export class EffectiveMemoryDocuments implements vscode.TextDocumentContentProvider, vscode.DocumentLinkProvider,
@@ -34,7 +34,7 @@ export class EffectiveMemoryDocuments implements vscode.TextDocumentContentProvi
       return '<!-- Memory Lens: this document does not say which file it is for. -->\n';
     }
     try {
-      const memory = await this.server.effective(doc.target, doc.annotated);
+      const memory = await this.server.effective(doc.target, doc.annotated, doc.agent);
       const text = doc.annotated ? memory.annotated ?? memory.text : memory.text;
       if (text === '') {
         return `<!-- Memory Lens: no memory applies to ${vscode.Uri.parse(doc.target).fsPath}. -->\n`;
@@ -92,9 +92,9 @@ export class EffectiveMemoryDocuments implements vscode.TextDocumentContentProvi
       .map((s) => new vscode.FoldingRange(s.start, s.end, vscode.FoldingRangeKind.Region));
   }
 
-  /** Open the effective memory of TARGET in the active editor group (read-only). */
-  async open(target: vscode.Uri, annotated = false): Promise<vscode.TextEditor> {
-    const uri = effectiveUri(target, annotated);
+  /** Open the effective memory of TARGET in the active editor group (read-only), in AGENT's view. */
+  async open(target: vscode.Uri, annotated = false, agent: AgentName = configuredAgent()): Promise<vscode.TextEditor> {
+    const uri = effectiveUri(target, annotated, agent);
     const doc = await vscode.workspace.openTextDocument(uri); // `.md` path: shown as Markdown
     return vscode.window.showTextDocument(doc, { preview: false });
   }
@@ -107,10 +107,30 @@ export class EffectiveMemoryDocuments implements vscode.TextDocumentContentProvi
       void vscode.window.showInformationMessage('Open an effective memory document first ("Memory Lens: Show Effective Memory").');
       return;
     }
-    await this.open(vscode.Uri.parse(doc.target), !doc.annotated);
+    await this.open(vscode.Uri.parse(doc.target), !doc.annotated, doc.agent);
     const old = vscode.window.tabGroups.all.flatMap((g) => g.tabs)
       .filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === current.toString());
     await vscode.window.tabGroups.close(old);
+  }
+
+  /**
+   * Show every open effective memory document in AGENT's view: each tab in another agent's view is
+   * replaced by the same file's document for AGENT (the annotated form is Gemini CLI's only).
+   */
+  async switchAgent(agent: AgentName): Promise<void> {
+    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+      .filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.scheme === EFFECTIVE_SCHEME);
+    for (const tab of tabs) {
+      const uri = (tab.input as vscode.TabInputText).uri;
+      const doc = parseEffectiveQuery(uri.query);
+      if (!doc || (doc.agent ?? 'gemini') === agent) {
+        continue;
+      }
+      const next = effectiveUri(vscode.Uri.parse(doc.target), doc.annotated && agent === 'gemini', agent);
+      const shown = await vscode.workspace.openTextDocument(next);
+      await vscode.window.showTextDocument(shown, { preview: false, viewColumn: tab.group.viewColumn, preserveFocus: !tab.isActive });
+      await vscode.window.tabGroups.close(tab);
+    }
   }
 
   /** Reload every effective memory document that is open in a tab. */
@@ -134,11 +154,17 @@ export class EffectiveMemoryDocuments implements vscode.TextDocumentContentProvi
   }
 }
 
-export function effectiveUri(target: vscode.Uri, annotated: boolean): vscode.Uri {
+export function effectiveUri(target: vscode.Uri, annotated: boolean, agent: AgentName = 'gemini'): vscode.Uri {
   const name = target.scheme === 'file' ? path.basename(target.fsPath) : target.path.split('/').pop() ?? '';
+  const shownAnnotated = annotated && agent === 'gemini';
   return vscode.Uri.from({
     scheme: EFFECTIVE_SCHEME,
-    path: '/' + effectiveTitle(name, annotated),
-    query: formatEffectiveQuery({ target: target.toString(), annotated }),
+    path: '/' + effectiveTitle(name, shownAnnotated, agentLabel(agent)),
+    query: formatEffectiveQuery({ target: target.toString(), annotated: shownAnnotated, agent }),
   });
+}
+
+/** The agent whose view the effective memory documents, the panel and the status bar show (`memoryLens.agent`). */
+export function configuredAgent(): AgentName {
+  return parseAgent(vscode.workspace.getConfiguration(SETTINGS_SECTION).get('agent'));
 }

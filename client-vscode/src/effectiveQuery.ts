@@ -1,18 +1,27 @@
 /**
  * The query part of an effective memory document's URI (`memory-lens:/<title>?<query>`):
- * which file the memory is for and whether the annotated form is shown. Pure, unit-tested.
+ * which file the memory is for, whether the annotated form is shown and whose view (the agent;
+ * absent for gemini). Pure, unit-tested.
  */
+
+import { parseAgent } from './labels';
+import type { AgentName } from './protocol';
 
 export interface EffectiveDocTarget {
   /** The URI (string) of the file or folder whose effective memory the document shows. */
   target: string;
   annotated: boolean;
+  /** Whose view; gemini when absent. */
+  agent?: AgentName;
 }
 
 export function formatEffectiveQuery(doc: EffectiveDocTarget): string {
   const params = new URLSearchParams({ target: doc.target });
   if (doc.annotated) {
     params.set('annotated', '1');
+  }
+  if (doc.agent && doc.agent !== 'gemini') {
+    params.set('agent', doc.agent);
   }
   return params.toString();
 }
@@ -23,7 +32,8 @@ export function parseEffectiveQuery(query: string): EffectiveDocTarget | undefin
   if (!target) {
     return undefined;
   }
-  return { target, annotated: params.get('annotated') === '1' };
+  const agent = params.get('agent');
+  return { target, annotated: params.get('annotated') === '1', ...(agent ? { agent: parseAgent(agent) } : {}) };
 }
 
 /** Where the global memory file is when the server has not reported one (it may not exist yet).

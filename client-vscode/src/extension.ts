@@ -6,7 +6,7 @@
 
 import * as vscode from 'vscode';
 import { MemoryCommands } from './commands';
-import { EffectiveMemoryDocuments } from './effectiveDocument';
+import { configuredAgent, EffectiveMemoryDocuments } from './effectiveDocument';
 import { MemoryModel } from './model';
 import { NoteDocuments } from './noteDocuments';
 import { NotesCommands } from './notesCommands';
@@ -42,6 +42,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (e.affectsConfiguration(`${SETTINGS_SECTION}.server.command`)) {
         log.info('"memoryLens.server.command" changed: restarting the language server');
         void server?.restart();
+      } else if (e.affectsConfiguration(`${SETTINGS_SECTION}.agent`)) {
+        // The client's own setting: switch the open effective memory documents, the panel and the status bar.
+        void documents.switchAgent(configuredAgent());
+        model.scheduleRefresh(0);
       } else if (e.affectsConfiguration(SETTINGS_SECTION)) {
         // The server rereads its settings on this event too; show what they select once it has.
         setTimeout(() => { documents.refreshAll(); model.scheduleRefresh(0); }, 500);

@@ -3,7 +3,9 @@
  * Pure functions over the server's JSON (no VS Code import), unit-tested.
  */
 
-import type { EffectiveMemory, ListedEntry, MemoryImport, MemorySource, SaveResult, Scope } from './protocol';
+import type {
+  AgentName, AgentSource, EffectiveMemory, ListedEntry, MemoryImport, MemorySource, SaveResult, Scope,
+} from './protocol';
 
 const ENTRY_LABEL_MAX = 80;
 
@@ -25,7 +27,7 @@ export function formatFiles(count: number): string {
  * server's code lens counts them, those that contribute text; unreadable ones are named apart.
  */
 export function summary(memory: Pick<EffectiveMemory, 'sources' | 'tokens'>): string {
-  const loaded = memory.sources.filter((s) => s.readable && s.tokens > 0).length;
+  const loaded = memory.sources.filter((s) => s.loaded ?? (s.readable && s.tokens > 0)).length;
   const unreadable = memory.sources.filter((s) => !s.readable).length;
   return `${formatFiles(loaded)} · ${formatTokens(memory.tokens)}` + (unreadable ? ` · ${unreadable} unreadable` : '');
 }
@@ -45,15 +47,47 @@ export function serverLogLine(line: string): { level: LogLevel; message: string 
   return m ? { level: SERVER_LEVELS[m[1]], message: `[server] ${m[2]}` } : { level: 'error', message: `[server] ${line}` };
 }
 
-export function statusBarText(memory: Pick<EffectiveMemory, 'sources' | 'tokens'> | undefined): string {
-  return memory ? `$(book) ${summary(memory)}` : '$(book) Memory';
+/** The status bar text; with AGENT, the agent's name first ("$(book) Codex · 1 file · ~8 tokens"). */
+export function statusBarText(memory: Pick<EffectiveMemory, 'sources' | 'tokens'> | undefined, agent?: AgentName): string {
+  const who = agent ? `${agentLabel(agent)} · ` : '';
+  return memory ? `$(book) ${who}${summary(memory)}` : `$(book) ${who}Memory`;
+}
+
+/** The agents of the picker, in its order, with the names the UI shows. */
+export const AGENT_LABELS: Readonly<Record<AgentName, string>> = {
+  gemini: 'Gemini CLI', claude: 'Claude Code', codex: 'Codex', wave: 'Wave',
+};
+
+export function agentLabel(agent: AgentName): string {
+  return AGENT_LABELS[agent];
+}
+
+/** The `memoryLens.agent` setting as an agent name; anything else is gemini (the default). */
+export function parseAgent(value: unknown): AgentName {
+  return typeof value === 'string' && Object.hasOwn(AGENT_LABELS, value) ? value as AgentName : 'gemini';
+}
+
+/**
+ * An agent's `memory/effective` result (sources with tiers) in the shape the panel and the status
+ * bar show: a `user` or `managed` tier reads as global, the others as project; per-source token
+ * counts are not sent, so a source shows its bytes and whether the agent loads it.
+ */
+export function fromAgentView(result: Omit<EffectiveMemory, 'sources'> & { sources: AgentSource[] }): EffectiveMemory {
+  return {
+    ...result,
+    sources: result.sources.map((s) => ({
+      uri: s.uri, path: s.path, scope: s.tier === 'user' || s.tier === 'managed' ? 'global' : 'project',
+      readable: true, bytes: s.bytes, tokens: 0, dirty: s.dirty, reason: s.reason,
+      tier: s.tier, loaded: s.loaded, ...(s.cutAt !== undefined ? { cutAt: s.cutAt } : {}),
+    })),
+  };
 }
 
 /** Tooltip of the status bar item: one line per source, general to specific. */
 export function statusBarTooltip(memory: EffectiveMemory, home?: string): string {
   const lines = [`Effective memory: ${summary(memory)}`];
   for (const src of memory.sources) {
-    lines.push(`${src.scope} · ${displayPath(src.path, memory.projectRoot, home)} · ${sourceState(src)}`);
+    lines.push(`${src.tier ?? src.scope} · ${displayPath(src.path, memory.projectRoot, home)} · ${sourceState(src)}`);
     lines.push(...skippedImports(src).map((s) => `    not loaded: ${s}`));
   }
   if (memory.sources.length === 0) {
@@ -98,6 +132,11 @@ export function skippedImports(src: Pick<MemorySource, 'imports'>): string[] {
 }
 
 function sourceState(src: MemorySource): string {
+  if (src.loaded !== undefined) {
+    const state = !src.loaded ? `not loaded${src.reason ? `: ${src.reason}` : ''}`
+      : src.cutAt !== undefined ? `${src.bytes} bytes, cut at byte ${src.cutAt}` : `${src.bytes} bytes`;
+    return state + (src.dirty ? ' · unsaved edits not included' : '');
+  }
   if (!src.readable) {
     return `unreadable${src.reason ? `: ${src.reason}` : ''}`;
   }
@@ -108,9 +147,10 @@ function sourceState(src: MemorySource): string {
 export function sourceLabel(src: MemorySource, projectRoot: string | null, home?: string):
   { label: string; description: string; tooltip: string } {
   const label = displayPath(src.path, projectRoot, home);
-  const description = `${src.scope} · ${sourceState(src)}`;
+  const description = `${src.tier ?? src.scope} · ${sourceState(src)}`;
   const skipped = skippedImports(src).map((s) => `not loaded: ${s}`);
-  const tooltip = [src.path, `${src.scope} memory · ${src.bytes} bytes · ${sourceState(src)}`, ...skipped].join('\n');
+  const state = src.loaded !== undefined ? sourceState(src) : `${src.bytes} bytes · ${sourceState(src)}`;
+  const tooltip = [src.path, `${src.tier ?? src.scope} memory · ${state}`, ...skipped].join('\n');
   return { label, description, tooltip };
 }
 

@@ -5,7 +5,8 @@
  */
 
 import * as vscode from 'vscode';
-import { CMD_LIST, EFFECTIVE_SCHEME, type EffectiveMemory, type ListArgs, type ListedEntry } from './protocol';
+import { configuredAgent } from './effectiveDocument';
+import { type AgentName, CMD_LIST, EFFECTIVE_SCHEME, type EffectiveMemory, type ListArgs, type ListedEntry } from './protocol';
 import { errorMessage, type MemoryServer } from './server';
 
 const REFRESH_DELAY_MS = 150;
@@ -14,6 +15,8 @@ export interface MemorySnapshot {
   /** The file (or folder) the memory is for. */
   target: vscode.Uri;
   memory?: EffectiveMemory;
+  /** Whose view `memory` is (`memoryLens.agent`). */
+  agent: AgentName;
   entries: ListedEntry[];
   error?: string;
 }
@@ -81,25 +84,26 @@ export class MemoryModel implements vscode.Disposable {
   async refresh(): Promise<MemorySnapshot | undefined> {
     const target = this.target;
     const generation = ++this.generation;
+    const agent = configuredAgent();
     if (!target) {
       this.publish(undefined, generation);
       return undefined;
     }
     if (!this.server.running) {
-      this.publish({ target, entries: [], error: 'The Memory Lens language server is not running.' }, generation);
+      this.publish({ target, agent, entries: [], error: 'The Memory Lens language server is not running.' }, generation);
       return this.current;
     }
     const uri = target.toString();
     try {
       const listArgs: ListArgs = { scope: 'all', uri };
       const [memory, entries] = await Promise.all([
-        this.server.effective(uri),
+        this.server.effective(uri, false, agent),
         this.server.command<ListedEntry[] | null>(CMD_LIST, listArgs),
       ]);
-      this.publish({ target, memory, entries: Array.isArray(entries) ? entries : [] }, generation);
+      this.publish({ target, agent, memory, entries: Array.isArray(entries) ? entries : [] }, generation);
     } catch (err) {
       this.server.log.warn(`Refreshing memory for ${uri}: ${errorMessage(err)}`);
-      this.publish({ target, entries: [], error: errorMessage(err) }, generation);
+      this.publish({ target, agent, entries: [], error: errorMessage(err) }, generation);
     }
     return this.current;
   }

@@ -5,7 +5,7 @@
 
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { entriesOf, entryLabel, sourceLabel, summary } from './labels';
+import { agentLabel, entriesOf, entryLabel, sourceLabel, summary } from './labels';
 import type { MemoryModel, MemorySnapshot } from './model';
 import { CLIENT_COMMANDS, type ListedEntry, type MemorySource, PANEL_VIEW_ID } from './protocol';
 
@@ -62,7 +62,8 @@ export class MemoryPanel implements vscode.TreeDataProvider<PanelNode>, vscode.D
       this.view.message = `No memory files apply to ${vscode.workspace.asRelativePath(snapshot.target)}. ` +
         'Use "Memory Lens: Remember…" to start one.';
     } else {
-      this.view.message = memory ? `Memory for ${vscode.workspace.asRelativePath(snapshot.target)}` : undefined;
+      this.view.message = memory
+        ? `${agentLabel(snapshot.agent)} memory for ${vscode.workspace.asRelativePath(snapshot.target)}` : undefined;
     }
     this.changed.fire(undefined);
   }
@@ -79,7 +80,9 @@ function sourceItem(node: Extract<PanelNode, { kind: 'source' }>): vscode.TreeIt
   item.tooltip = tooltip;
   item.resourceUri = vscode.Uri.parse(source.uri);
   item.contextValue = `source.${source.scope}${source.readable ? '' : '.unreadable'}`;
-  item.iconPath = !source.readable
+  item.iconPath = source.loaded === false
+    ? new vscode.ThemeIcon('circle-slash')
+    : !source.readable
     ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
     : new vscode.ThemeIcon(source.scope === 'global' ? 'globe' : 'book');
   item.command = { title: 'Open', command: 'vscode.open', arguments: [item.resourceUri] };

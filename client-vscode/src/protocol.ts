@@ -19,6 +19,9 @@ export const SETTINGS_KEYS: readonly string[] = [
   'notes.globalDir', 'noteDocuments', 'followOutsideLinks', 'save.preview',
 ];
 
+/** The agents whose view `memory/effective` gives (`agent`); gemini's is the default, sent as no `agent`. */
+export type AgentName = 'gemini' | 'claude' | 'codex' | 'wave';
+
 /** Custom request and notification. */
 export const EFFECTIVE_REQUEST = 'memory/effective';
 export const DID_CHANGE_NOTIFICATION = 'memory/didChange';
@@ -84,6 +87,7 @@ export const CLIENT_COMMANDS = {
   openNoteFile: 'memoryLens.openNoteFile',
   deleteNote: 'memoryLens.deleteNote',
   loadMoreNotes: 'memoryLens.loadMoreNotes',
+  chooseAgent: 'memoryLens.chooseAgent',
 } as const;
 
 /** The tree views in the Explorer and the scheme of the effective memory document. */
@@ -109,6 +113,12 @@ export interface MemorySource {
   reason?: string;
   /** The file's `@path` import tree (docs/lsp.md: `memory-lens show --format json`). */
   imports?: MemoryImport[];
+  /** In an agent's view (`agent` other than gemini): the agent's tier for the file ("user", "project", ...). */
+  tier?: string;
+  /** In an agent's view: whether the agent loads the file. */
+  loaded?: boolean;
+  /** In an agent's view: the byte offset where the agent stops reading the file. */
+  cutAt?: number;
 }
 
 /** One `@path` import of a memory file, with the imports of the file it pulls in. */
@@ -130,11 +140,30 @@ export interface EffectiveMemory {
   targetDir?: string | null;
   sources: MemorySource[];
   annotated?: string;
+  /** Whose view this is; absent for gemini's. */
+  agent?: AgentName;
+  warnings?: string[];
+}
+
+/** One source of an agent's view as the server sends it (docs/lsp.md, `memory/effective` with `agent`). */
+export interface AgentSource {
+  uri: string;
+  path: string;
+  tier: string;
+  bytes: number;
+  loaded: boolean;
+  cutAt?: number;
+  cutLine?: number;
+  importedFrom?: string;
+  reason?: string;
+  dirty?: boolean;
 }
 
 export interface EffectiveParams {
   textDocument: { uri: string };
   annotated?: boolean;
+  /** Sent only for an agent other than gemini. */
+  agent?: AgentName;
 }
 
 export interface SaveArgs {

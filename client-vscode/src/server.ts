@@ -18,11 +18,11 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import {
-  CLIENT_COMMANDS, CMD_EFFECTIVE, CMD_SAVE, DID_CHANGE_NOTIFICATION, type DidChangeParams, EFFECTIVE_REQUEST,
+  type AgentName, type AgentSource, CLIENT_COMMANDS, CMD_EFFECTIVE, CMD_SAVE, DID_CHANGE_NOTIFICATION, type DidChangeParams, EFFECTIVE_REQUEST,
   EFFECTIVE_SCHEME, type EffectiveMemory, type EffectiveParams, NOTES_DID_CHANGE_NOTIFICATION,
   type NotesDidChangeParams, SAVE_ACTION_KIND, SAVE_GLOBAL_TITLE, type SaveResult, type Scope, SETTINGS_SECTION, type ServerSettings,
 } from './protocol';
-import { serverLogLine } from './labels';
+import { fromAgentView, serverLogLine } from './labels';
 import { activeInterpreter, pythonExtensionInstalled, pythonProbe } from './python';
 import {
   locateProgram, missingProgramMessage, parseCommandSetting, pathPythonsFor, quote, resolveServerCommand, serverCwd,
@@ -118,9 +118,13 @@ export class MemoryServer implements vscode.Disposable {
     }
   }
 
-  /** `memory/effective` for the file or folder at URI. */
-  async effective(uri: string, annotated = false): Promise<EffectiveMemory> {
+  /** `memory/effective` for the file or folder at URI, in AGENT's view (`agent` sent only when not gemini). */
+  async effective(uri: string, annotated = false, agent: AgentName = 'gemini'): Promise<EffectiveMemory> {
     const client = await this.ready();
+    if (agent !== 'gemini') {
+      const params: EffectiveParams = { textDocument: { uri }, agent };
+      return fromAgentView(await client.sendRequest<Omit<EffectiveMemory, 'sources'> & { sources: AgentSource[] }>(EFFECTIVE_REQUEST, params));
+    }
     const params: EffectiveParams = { textDocument: { uri }, ...(annotated ? { annotated: true } : {}) };
     return client.sendRequest<EffectiveMemory>(EFFECTIVE_REQUEST, params);
   }

@@ -24,8 +24,12 @@ export class MemoryStatusBar implements vscode.Disposable {
       return;
     }
     const memory = snapshot.memory;
-    this.item.text = statusBarText(memory);
-    this.item.tooltip = memory ? statusBarTooltip(memory, os.homedir()) : snapshot.error ?? 'Memory Lens';
+    this.item.text = statusBarText(memory, snapshot.agent);
+    const tooltip = new vscode.MarkdownString(undefined, true);
+    tooltip.appendText(memory ? statusBarTooltip(memory, os.homedir()) : snapshot.error ?? 'Memory Lens');
+    tooltip.appendMarkdown(`\n\n[$(account) Choose agent…](command:${CLIENT_COMMANDS.chooseAgent} "Choose whose memory to show")`);
+    tooltip.isTrusted = { enabledCommands: [CLIENT_COMMANDS.chooseAgent] };
+    this.item.tooltip = tooltip;
     this.item.accessibilityInformation = { label: `Memory Lens: ${this.item.text.replace('$(book) ', '')}` };
     this.item.show();
   }

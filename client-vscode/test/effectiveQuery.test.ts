@@ -12,6 +12,13 @@ describe('effective memory document query', () => {
       assert.deepEqual(parseEffectiveQuery(formatEffectiveQuery(doc)), doc);
     }
   });
+  it('names an agent other than gemini, and only then', () => {
+    const codex = { target: 'file:///p/GEMINI.md', annotated: false, agent: 'codex' as const };
+    assert.equal(formatEffectiveQuery(codex), 'target=file%3A%2F%2F%2Fp%2FGEMINI.md&agent=codex');
+    assert.deepEqual(parseEffectiveQuery(formatEffectiveQuery(codex)), codex);
+    assert.equal(formatEffectiveQuery({ ...codex, agent: 'gemini' }), 'target=file%3A%2F%2F%2Fp%2FGEMINI.md');
+    assert.deepEqual(parseEffectiveQuery('target=x&agent=nobody'), { target: 'x', annotated: false, agent: 'gemini' });
+  });
   it('rejects a query without a target', () => {
     assert.equal(parseEffectiveQuery(''), undefined);
     assert.equal(parseEffectiveQuery('annotated=1'), undefined);

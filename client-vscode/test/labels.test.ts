@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  displayPath, effectiveTitle, entriesOf, entryLabel, formatTokens, savedMessage, serverLogLine, skippedImports, sourceLabel,
+  agentLabel, displayPath, effectiveTitle, entriesOf, fromAgentView, parseAgent, entryLabel, formatTokens, savedMessage, serverLogLine, skippedImports, sourceLabel,
   statusBarText, statusBarTooltip, stripMemoryPrefix, summary, validateMemoryText,
 } from '../src/labels';
 import type { EffectiveMemory, ListedEntry, MemoryImport, MemorySource } from '../src/protocol';
@@ -127,5 +127,41 @@ describe('server log lines', () => {
     assert.deepEqual(serverLogLine('Traceback (most recent call last):'),
       { level: 'error', message: '[server] Traceback (most recent call last):' });
     assert.deepEqual(serverLogLine('memory-lens: NOTE: x').level, 'error');
+  });
+});
+
+describe('agent views', () => {
+  const codexView = fromAgentView({
+    agent: 'codex', text: '# Codex rules', projectRoot: '/p', targetDir: '/p/app', tokens: 8, warnings: [],
+    sources: [
+      { uri: 'file:///h/.codex/AGENTS.md', path: '/h/.codex/AGENTS.md', tier: 'user', bytes: 12, loaded: true, dirty: false },
+      { uri: 'file:///p/AGENTS.md', path: '/p/AGENTS.md', tier: 'project', bytes: 40000, loaded: true, cutAt: 32768, dirty: false },
+      { uri: 'file:///p/app/AGENTS.md', path: '/p/app/AGENTS.md', tier: 'project', bytes: 9, loaded: false, reason: 'over the budget', dirty: false },
+    ],
+  });
+  it('reads user tiers as global and the others as project, keeping tier, loaded and cutAt', () => {
+    assert.deepEqual(codexView.sources.map((s) => [s.scope, s.tier, s.loaded, s.cutAt]),
+      [['global', 'user', true, undefined], ['project', 'project', true, 32768], ['project', 'project', false, undefined]]);
+    assert.equal(codexView.agent, 'codex');
+  });
+  it('counts the files the agent loads and names the agent in the status bar', () => {
+    assert.equal(summary(codexView), '2 files · ~8 tokens');
+    assert.equal(statusBarText(codexView, 'codex'), '$(book) Codex · 2 files · ~8 tokens');
+    assert.equal(statusBarText(memory, 'gemini'), '$(book) Gemini CLI · 2 files · ~1234 tokens · 1 unreadable');
+    assert.equal(statusBarText(undefined, 'claude'), '$(book) Claude Code · Memory');
+  });
+  it('shows the tier, the bytes, where a file is cut and why one is not loaded', () => {
+    assert.equal(sourceLabel(codexView.sources[1], '/p', '/h').description, 'project · 40000 bytes, cut at byte 32768');
+    assert.equal(sourceLabel(codexView.sources[2], '/p', '/h').description, 'project · not loaded: over the budget');
+    assert.equal(sourceLabel(codexView.sources[0], '/p', '/h').label, '~/.codex/AGENTS.md');
+    assert.equal(sourceLabel(codexView.sources[0], '/p', '/h').tooltip, '/h/.codex/AGENTS.md\nuser memory · 12 bytes');
+    assert.match(statusBarTooltip(codexView, '/h'), /^user · ~\/\.codex\/AGENTS\.md · 12 bytes$/m);
+  });
+  it('parses the setting, anything unknown being gemini', () => {
+    assert.equal(parseAgent('codex'), 'codex');
+    assert.equal(parseAgent('CODEX'), 'gemini');
+    assert.equal(parseAgent(undefined), 'gemini');
+    assert.equal(parseAgent('toString'), 'gemini');
+    assert.equal(effectiveTitle('notes.md', false, agentLabel('codex')), 'Codex memory (notes.md).md');
   });
 });
