@@ -51,3 +51,29 @@ async def test_codex_cut_and_shadowed_agents_md(ws: Workspace, start: Starter, a
     assert [line.split(": ", 2)[2] for line in out.splitlines()] == [over.message + " [over-budget]",
                                                                      note.message + " [not-loaded]"]
     assert lsp.server_alive()
+
+
+@pytest.mark.clients("visual-studio-code", "neovim")
+async def test_agents_md_not_in_filenames_gets_codex_not_loaded(ws: Workspace, start: Starter) -> None:
+    # Gemini's names are the default (GEMINI.md only): AGENTS.md reaches the diagnostics because
+    # codex is enabled, from the workspace scan and when opened, while Gemini's view stays as it was.
+    ws.write("work/proj/GEMINI.md", "- gemini rule\n")
+    ws.write("work/proj/pkg/AGENTS.md", "- shadowed\n")
+    ws.write("work/proj/pkg/AGENTS.override.md", "- the override\n")
+    ws.write("outside/AGENTS.md", "- also shadowed\n")  # not in the workspace: diagnosed once opened
+    ws.write("outside/AGENTS.override.md", "- outside override\n")
+    lsp = await start(init_options={"memoryLens": {"agents": ["codex"], "tokenBudget": 1_000_000}})
+    shadowed = ws.proj / "pkg" / "AGENTS.md"
+    hidden = await lsp.wait_diagnostics(shadowed, lambda d: agent_codes(d) == [(0, "not-loaded", "codex")])
+    assert [d.code for d in hidden] == ["not-loaded"]  # the per-agent findings only
+    assert "AGENTS.override.md" in hidden[0].message
+    assert agent_codes(await lsp.wait_diagnostics(ws.proj / "pkg" / "AGENTS.override.md", lambda d: True)) == []
+    outside = ws.path("outside/AGENTS.md")
+    assert lsp.diagnostics(outside) is None
+    lsp.open(outside)
+    await lsp.wait_diagnostics(outside, lambda d: agent_codes(d) == [(0, "not-loaded", "codex")])
+    # What Gemini loads is unchanged: its GEMINI.md files only.
+    result = await lsp.effective(ws.proj / "pkg")
+    assert result["sources"] and {s["path"].rsplit("/", 1)[1] for s in result["sources"]} == {"GEMINI.md"}
+    assert "shadowed" not in result["text"] and "override" not in result["text"]
+    assert lsp.server_alive()

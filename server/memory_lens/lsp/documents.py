@@ -35,7 +35,7 @@ async def check_open_document(ls: MemoryLensServer, uri: str, force: bool = Fals
         while True:
             path = uri_to_path(uri)
             doc = ls.open_text_document(uri)
-            if not ls.is_memory_path(path) or doc is None:
+            if not (ls.is_memory_path(path) or ls.is_agent_path(path)) or doc is None:
                 return
             assert path is not None
             version, source, store = doc.version, doc.source, ls.store
@@ -66,7 +66,7 @@ def register(server: MemoryLensServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: MemoryLensServer, params: types.DidSaveTextDocumentParams) -> None:
         path = uri_to_path(params.text_document.uri)
-        if ls.is_memory_path(path):
+        if ls.is_memory_path(path) or ls.is_agent_path(path):
             assert path is not None
             ls.store.invalidate([path])
             ls.live.request_paths({path})
@@ -74,10 +74,10 @@ def register(server: MemoryLensServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: MemoryLensServer, params: types.DidCloseTextDocumentParams) -> None:
         path = uri_to_path(params.text_document.uri)
-        if not ls.is_memory_path(path):
+        if not (ls.is_memory_path(path) or ls.is_agent_path(path)):
             return
         assert path is not None
-        if path in ls.store.known():
+        if path in ls.store.known() or path in ls.store.agent_files():
             diags = await asyncio.to_thread(diagnostics.diagnostics_for, ls.store, path, None, ls.position_encoding)
             if ls.open_text_document(params.text_document.uri) is None:  # not opened again meanwhile
                 diagnostics.publish(ls, path, diags)

@@ -97,7 +97,7 @@ class LiveEngine:
             known = await asyncio.to_thread(store.scan, ls.folders())
             progress.report(f"{plural(len(known))} found", 0)
             self.scans += 1
-            targets = set(known)
+            targets = set(known) | store.agent_files()
             store.invalidate()
         else:
             for path in changed:
@@ -113,7 +113,7 @@ class LiveEngine:
         docs = ls.open_memory_docs()
         if not full:
             # Open memory files outside the workspace are checked too, while they are open.
-            pool = known | set(docs)
+            pool = known | set(docs) | store.agent_files()
             targets = set()
             for path in changed:
                 targets |= store.affected_by(path, pool)
@@ -134,7 +134,8 @@ class LiveEngine:
         if full:
             # New settings come with a new store that knows nothing yet: what was published
             # under the old settings (AGENTS.md no longer a memory name, say) must go too.
-            gone |= {p for uri in list(ls.published) if (p := uri_to_path(uri)) is not None} - known
+            published = {p for uri in list(ls.published) if (p := uri_to_path(uri)) is not None}
+            gone |= published - known - store.agent_files()
         still_open = ls.open_memory_docs()
         for path in gone:
             if path not in still_open:

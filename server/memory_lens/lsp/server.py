@@ -21,6 +21,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument
 
 from memory_lens import __version__
+from memory_lens.core.agents.budget import agent_names
 from memory_lens.core.files import FileStatus, read_memory_file, real_dir, too_large_reason
 from memory_lens.core.settings import Settings
 from memory_lens.lsp.compat import send_error
@@ -153,6 +154,11 @@ class MemoryLensServer(LanguageServer):
 
     def is_memory_path(self, path: Path | None) -> bool:
         return path is not None and path.name in self.settings.filenames
+
+    def is_agent_path(self, path: Path | None) -> bool:
+        """Whether PATH is named as a file only the agents of the `agents` setting read
+        (AGENTS.md for codex, say): diagnosed with their findings, no other feature."""
+        return path is not None and path.name in agent_names(self.settings)
 
     def open_memory_docs(self) -> dict[Path, OpenDoc]:
         """Every open buffer of a memory file, by path."""

@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
 
+from memory_lens.core.agents.budget import agent_names
 from memory_lens.core.checks import (
     FileEntries,
     Finding,
@@ -73,6 +74,7 @@ class MemoryStore:
             OrderedDict()
         self._entries: dict[Path, tuple[str, FileEntries]] = {}
         self._known: set[Path] = set()
+        self._agent_files: set[Path] = set()  # files of the enabled agents' other names: agent findings only
         self.known_version = 0  # counts the changes of the known set
         self._checked: dict[Path, Identity | None] = {}  # the file's identity when last checked from disk
 
@@ -180,15 +182,26 @@ class MemoryStore:
     # Known files -------------------------------------------------------------------------------
 
     def scan(self, folders: Iterable[Path]) -> set[Path]:
-        """Find every memory file under FOLDERS plus the global files; remember and return them."""
+        """Find every memory file under FOLDERS plus the global files; remember and return them.
+        Files of the names only the enabled agents read (`agent_names`: AGENTS.md for codex, say)
+        are found in the same walk and kept apart (`agent_files`)."""
+        extra = agent_names(self.settings)
         found: set[Path] = set()
         for folder in folders:
-            found.update(find_memory_files(folder, self.settings.filenames))
+            found.update(find_memory_files(folder, (*self.settings.filenames, *extra)))
+        agents_only = {p for p in found if p.name not in self.settings.filenames}
+        found -= agents_only
         found.update(self.global_files())
         with self._lock:
             self._known = found
+            self._agent_files = agents_only
             self.known_version += 1
         return set(found)
+
+    def agent_files(self) -> set[Path]:
+        """The files of the enabled agents' names found by the last scan (see `scan`)."""
+        with self._lock:
+            return set(self._agent_files)
 
     def global_files(self) -> set[Path]:
         """The global memory files that exist (readable or not)."""

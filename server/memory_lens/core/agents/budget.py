@@ -78,6 +78,21 @@ def scan_names(settings: Settings, environ: Mapping[str, str] | None = None) -> 
     return tuple(dict.fromkeys([*settings.filenames, *codex_names(environ), *CLAUDE_NAMES]))
 
 
+def agent_names(settings: Settings, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The file names the agents of the `agents` setting read that are not among Gemini's names
+    (`settings.filenames`): the language server gives such files the per-agent findings only.
+    None without an explicit `agents` setting."""
+    names: list[str] = []
+    for agent in settings.agents or ():
+        if agent == codex.AGENT:
+            names += codex_names(environ)
+        elif agent == claude.AGENT:
+            names += [*CLAUDE_NAMES, AGENTS_MD]
+        else:  # gemini (an AGENTS.md it is not configured for is not-loaded), wave
+            names.append(AGENTS_MD)
+    return tuple(n for n in dict.fromkeys(names) if n not in settings.filenames)
+
+
 def present_agents(paths: Iterable[Path], environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The default agents for a workspace whose memory files are PATHS: gemini always, codex and
     claude when files of theirs are among PATHS."""
