@@ -107,6 +107,11 @@ export class EffectiveMemoryDocuments implements vscode.TextDocumentContentProvi
       void vscode.window.showInformationMessage('Open an effective memory document first ("Memory Lens: Show Effective Memory").');
       return;
     }
+    if (doc.agent && doc.agent !== 'gemini') {
+      void vscode.window.showInformationMessage(
+        `Memory Lens: the annotated form is Gemini CLI's only; ${agentLabel(doc.agent)}'s view lists its sources in the Memory panel.`);
+      return;
+    }
     await this.open(vscode.Uri.parse(doc.target), !doc.annotated, doc.agent);
     const old = vscode.window.tabGroups.all.flatMap((g) => g.tabs)
       .filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === current.toString());
