@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from memory_lens.core.agents import UnknownAgentError
-from memory_lens.core.agents.budget import agent_findings, chain_agents, parse_agents
+from memory_lens.core.agents.budget import agent_findings, agent_names, chain_agents, parse_agents
 from memory_lens.core.settings import Settings
 from memory_lens.lsp.config import ServerConfig, parse_config, to_settings
 
@@ -86,3 +86,12 @@ def test_codex_budget_from_config_and_claude_threshold(tmp_path: Path, env: dict
     assert codes(agent_findings(claude_md, ("claude",), Settings(), env)) == [(1, "over-budget", "claude")]
     claude_md.write_text("é" * 39_999 + "\n" + "b\n")  # the 40,001st character is the b of line 2
     assert codes(agent_findings(claude_md, ("claude",), Settings(), env)) == [(2, "over-budget", "claude")]
+
+
+def test_agent_names_are_the_enabled_agents_names_outside_filenames(env: dict[str, str]) -> None:
+    assert agent_names(Settings(), env) == ()  # no `agents` setting: Gemini's names only
+    assert agent_names(Settings(agents=("codex",)), env) == ("AGENTS.override.md", "AGENTS.md")
+    assert agent_names(Settings(agents=("claude",)), env) == ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md")
+    assert agent_names(Settings(agents=("gemini", "wave")), env) == ("AGENTS.md",)
+    configured = Settings(filenames=("GEMINI.md", "AGENTS.md"), agents=("codex", "claude"))
+    assert agent_names(configured, env) == ("AGENTS.override.md", "CLAUDE.md", "CLAUDE.local.md")
