@@ -517,6 +517,34 @@ async function main(page) {
   step('entry moved to project memory');
   await screenshot('entry-moved-to-project');
 
+  // 8c. An @import is expanded in the effective memory document, as Gemini CLI expands it; the
+  // agent picker (Memory Lens: Choose Agent…) lists the agents.
+  await openFile('packages/imp/GEMINI.md');
+  await palette('Memory Lens: Show Effective Memory');
+  await page.locator('.tab.active', { hasText: 'Gemini CLI memory (GEMINI.md)' }).first().waitFor({ timeout: 15000 });
+  const importText = await until('the expanded import', async () => {
+    const t = await renderedText(activeEditorLines());
+    return t.includes('<!-- Imported from: ./shared-rules.md -->') && t.includes('Imported rule: lint before every commit.')
+      && t.includes('<!-- End of import from: ./shared-rules.md -->') && t;
+  });
+  check('the @import line itself is replaced by the imported text', !importText.includes('\n@./shared-rules.md'), importText);
+  result.importExpanded = importText.split('\n');
+  step('effective memory document: @import expanded');
+  await screenshot('effective-memory-import-expanded');
+  await palette('Memory Lens: Choose Agent…');
+  const codexPick = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: /^Codex$/ }) }).first();
+  await codexPick.waitFor({ timeout: 15000 });
+  const agentRows = await page.locator('.quick-input-list .monaco-list-row').evaluateAll((rows) => rows
+    .sort((a, b) => (parseFloat(a.style.top) || 0) - (parseFloat(b.style.top) || 0))
+    .map((r) => (r.querySelector('.label-name')?.textContent ?? '').trim()));
+  check('the agent picker lists every agent', JSON.stringify(agentRows) === JSON.stringify(['Gemini CLI', 'Claude Code', 'Codex', 'Wave']),
+    JSON.stringify(agentRows));
+  await screenshot('agent-picker');
+  await page.keyboard.press('Escape');
+  step('agent picker lists the agents');
+  await palette('View: Close Editor');
+  await openFile('packages/app/src/notes.md');
+
   // 9. Restart the server from the palette, with the log open: it shows the restart, how the server
   // was found ("Server resolution:") and the server's own lines ("[server]", at their own level).
   await palette('Memory Lens: Show Log');

@@ -12,6 +12,10 @@ const FILES = {
   'packages/app/src/notes.md': 'Deploys go through the staging cluster first.\n\nSome other notes.\n\nAsk before force-pushing to main.\n',
   'README.md': '# Demo project\n',
   'packages/legacy/notes.md': 'Legacy notes.\n',
+  // An @import Gemini CLI expands in place; and the file Codex loads instead (its view, from the agent picker).
+  'packages/imp/GEMINI.md': '# Imports\n\n@./shared-rules.md\n',
+  'packages/imp/shared-rules.md': '- Imported rule: lint before every commit.\n',
+  'AGENTS.md': '# Codex instructions\n\n- Codex rule: run make check before pushing.\n',
 };
 /** Not UTF-8: loaded as Gemini CLI loads it (bad bytes read as U+FFFD), with an encoding warning. */
 const UNREADABLE = { 'packages/legacy/GEMINI.md': Buffer.from([0x2d, 0x20, 0x4f, 0x6c, 0x64, 0x20, 0xff, 0xfe, 0x0a]) };

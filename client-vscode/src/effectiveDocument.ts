@@ -123,18 +123,29 @@ export class EffectiveMemoryDocuments implements vscode.TextDocumentContentProvi
    * replaced by the same file's document for AGENT (the annotated form is Gemini CLI's only).
    */
   async switchAgent(agent: AgentName): Promise<void> {
-    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs)
-      .filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.scheme === EFFECTIVE_SCHEME);
-    for (const tab of tabs) {
-      const uri = (tab.input as vscode.TabInputText).uri;
-      const doc = parseEffectiveQuery(uri.query);
+    // The URIs first (Tab objects go stale as tabs open and close); the active tab last, so it stays active.
+    const open = vscode.window.tabGroups.all.flatMap((g) => g.tabs.map((t) => ({ tab: t, group: g })))
+      .filter(({ tab }) => tab.input instanceof vscode.TabInputText && tab.input.uri.scheme === EFFECTIVE_SCHEME)
+      .map(({ tab, group }) => ({
+        uri: (tab.input as vscode.TabInputText).uri.toString(), column: group.viewColumn,
+        active: tab.isActive && group.isActive,
+      }))
+      .sort((x, y) => Number(x.active) - Number(y.active));
+    for (const { uri, column, active } of open) {
+      const doc = parseEffectiveQuery(vscode.Uri.parse(uri).query);
       if (!doc || (doc.agent ?? 'gemini') === agent) {
         continue;
       }
       const next = effectiveUri(vscode.Uri.parse(doc.target), doc.annotated && agent === 'gemini', agent);
-      const shown = await vscode.workspace.openTextDocument(next);
-      await vscode.window.showTextDocument(shown, { preview: false, viewColumn: tab.group.viewColumn, preserveFocus: !tab.isActive });
-      await vscode.window.tabGroups.close(tab);
+      try {
+        await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(next),
+          { preview: false, viewColumn: column, preserveFocus: !active });
+        const old = vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+          .filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === uri);
+        await vscode.window.tabGroups.close(old);
+      } catch (err) {
+        this.server.log.warn(`Switching ${uri} to ${agentLabel(agent)}: ${errorMessage(err)}`);
+      }
     }
   }
 
