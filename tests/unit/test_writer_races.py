@@ -8,6 +8,8 @@ content to its temporary file before the replace, and flushes the directory righ
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import signal
 import stat
@@ -15,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Callable
 
 import pytest
@@ -180,6 +183,7 @@ def test_lines_appended_to_the_replaced_file_after_the_replace_are_kept(
         base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     p = base / "GEMINI.md"
     p.write_text(ORIGINAL)
+    monkeypatch.setattr(guarded_replace, "OPEN_WAIT_SECONDS", 0.0)  # it stays open past the wait
     with open(p, "ab") as editor:  # opened before the replace, written after it
 
         def append() -> None:
@@ -191,6 +195,95 @@ def test_lines_appended_to_the_replaced_file_after_the_replace_are_kept(
     assert fired
     assert p.read_text() == ORIGINAL + "- mine\n- editor line\n"
     assert temp_files(base) == []
+
+
+def leases_work(directory: Path) -> bool:
+    probe = directory / "lease-probe"
+    probe.write_text("x")
+    fd = os.open(probe, os.O_RDONLY)
+    try:
+        with open(probe, "a"):
+            seen_open = guarded_replace._others_have_open(fd)
+        return seen_open and not guarded_replace._others_have_open(fd)
+    finally:
+        os.close(fd)
+        probe.unlink()
+
+
+HOLDER = """
+import sys
+with open(sys.argv[1], "a") as f:
+    print("open", flush=True)
+    sys.stdin.readline()
+    f.write("- appended by the holder\\n")
+"""
+
+
+def test_a_program_holding_the_file_open_is_waited_for_before_the_replace(
+        base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An appending program that opened the file before the replace and writes after it would
+    write into the displaced file: the replace waits until it has closed the file."""
+    if not leases_work(base):
+        pytest.skip("file leases are not available here")
+    p = base / "GEMINI.md"
+    p.write_text(ORIGINAL)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(p)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdin is not None
+        assert holder.stdout.readline() == "open\n"
+        real_probe, real_swap = guarded_replace._others_have_open, guarded_replace._swap
+        seen: list[bool] = []
+        holder_running_at_swap: list[bool] = []
+
+        def probe(fd: int) -> bool:
+            found = real_probe(fd)
+            seen.append(found)
+            if found and holder.poll() is None:  # now it writes and closes
+                holder.stdin.write("\n")
+                holder.stdin.flush()
+                holder.wait()
+            return found
+
+        def swap(tmp: Path, target: Path, victim: int | None) -> int:
+            holder_running_at_swap.append(holder.poll() is None)
+            return real_swap(tmp, target, victim)
+
+        monkeypatch.setattr(guarded_replace, "_others_have_open", probe)
+        monkeypatch.setattr(guarded_replace, "_swap", swap)
+        update_memory_file(p, add_mine)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+    assert seen[:1] == [True]  # the holder was seen
+    assert holder_running_at_swap == [False]
+    assert p.read_text() == ORIGINAL + "- mine\n- appended by the holder\n"
+    assert temp_files(base) == []
+
+
+@pytest.mark.parametrize("err", [errno.EACCES, errno.EINVAL])
+def test_without_leases_the_replace_goes_ahead(
+        base: Path, monkeypatch: pytest.MonkeyPatch, err: int) -> None:
+    """Another user's file (no CAP_LEASE) or a file system without leases: nothing can tell
+    whether the file is open elsewhere, so the write is neither refused nor delayed."""
+    p = base / "GEMINI.md"
+    p.write_text(ORIGINAL)
+    calls: list[int] = []
+
+    def fcntl_call(fd: int, cmd: int, arg: int = 0) -> int:
+        calls.append(cmd)
+        if cmd == guarded_replace.F_SETLEASE:
+            raise OSError(err, os.strerror(err))
+        return 0
+
+    monkeypatch.setattr(guarded_replace, "fcntl", SimpleNamespace(
+        fcntl=fcntl_call, F_WRLCK=fcntl.F_WRLCK, F_UNLCK=fcntl.F_UNLCK))
+    with open(p, "ab"), open(p, "rb") as reader:  # held open: with leases this would be waited for
+        assert guarded_replace._others_have_open(reader.fileno()) is False
+        update_memory_file(p, add_mine)
+    assert guarded_replace.F_SETLEASE in calls
+    assert p.read_text() == ORIGINAL + "- mine\n"
 
 
 def test_a_file_that_never_stops_changing_is_refused_in_one_line(

@@ -10,7 +10,10 @@ do not. `replace_keeping_others` makes the atomic replace safe against them too:
   editor held up between its truncate and its write);
 - right before the replace, the file at the path is read again and compared with what the new
   content was computed from: bytes appended since are carried over, any other change restarts
-  the computation from the new content;
+  the computation from the new content; where Linux file leases can tell (the file's owner, or
+  with CAP_LEASE), a file another program holds open is waited for until it is closed (at most
+  OPEN_WAIT_SECONDS) and read again, so an appending program is not left writing into the file
+  being displaced;
 - the replace exchanges the two files (`renameat2(RENAME_EXCHANGE)` where the kernel and file
   system have it, else a plain rename), so the file really displaced is known, even when another
   program renamed its own version there a moment before; once it has settled it is read again,
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -36,6 +40,11 @@ from memory_lens.core.file_identity import stat_identity
 from memory_lens.core.files import _kind_reason
 from memory_lens.core.temp_files import write_temp
 
+try:
+    import fcntl
+except ImportError:  # not a POSIX system: no leases to ask
+    fcntl = None  # type: ignore[assignment]
+
 Compute = Callable[[Optional[bytes]], Optional[bytes]]
 
 SETTLE_SECONDS = 0.002  # a file must stay still this long to count as settled
@@ -43,6 +52,10 @@ SETTLE_TRIES = 100  # reads before a file that never settles is given up on
 CUT_QUIET_SECONDS = 1.0  # a file emptied or shortened this recently may be in the middle of a save
 MAX_ROUNDS = 8  # replaces of one change before it is given up on
 LATE_WRITER_SECONDS = 0.01  # how long after the replace a write into the displaced file is awaited
+OPEN_WAIT_SECONDS = 1.0  # longest wait for another program to close the file before replacing it
+
+F_SETSIG = 10
+F_SETLEASE = 1024
 
 AT_FDCWD = -100
 RENAME_NOREPLACE = 1
@@ -141,11 +154,18 @@ def _catch_up(target: Path, tmp: Path, attempt: Attempt, fds: list[int]) -> int 
     Returns a descriptor of the file about to be replaced (None when missing), or False when
     TARGET changed otherwise (ATTEMPT then says what to compute from)."""
     grown = False
-    for _ in range(SETTLE_TRIES):
+    open_deadline = time.monotonic() + OPEN_WAIT_SECONDS
+    tries = 0
+    while tries < SETTLE_TRIES:
+        for fd in fds:
+            os.close(fd)  # our own descriptor on the file would count as another program's
+        fds.clear()
         current, victim = _read_path_open(target, attempt.expect)
         if victim is not None:
             fds.append(victim)
         if current == attempt.expect:
+            if victim is not None and _wait_until_closed(victim, open_deadline):
+                continue  # it may have written before closing: read again
             if grown:
                 _append(tmp, b"", None, sync=True)  # flushed once; appends meanwhile are caught after
             return victim
@@ -156,7 +176,33 @@ def _catch_up(target: Path, tmp: Path, attempt: Attempt, fds: list[int]) -> int 
         _append(tmp, suffix, None, sync=False)
         attempt.carry(suffix)
         grown = True
+        tries += 1
     raise StillChangingError(errno.EAGAIN, "keeps growing while being written")
+
+
+def _wait_until_closed(fd: int, deadline: float) -> bool:
+    """While another descriptor is open on FD's file, wait (until DEADLINE at most). True if one
+    was open."""
+    if time.monotonic() >= deadline or not _others_have_open(fd):
+        return False
+    while time.monotonic() < deadline and _others_have_open(fd):
+        time.sleep(SETTLE_SECONDS / 2)
+    return True
+
+
+def _others_have_open(fd: int) -> bool:
+    """Whether a descriptor other than FD is open on FD's file. Linux refuses a write lease while
+    one is (EAGAIN); the lease is released at once. False where leases are unavailable (another
+    system, a file of another user without CAP_LEASE, a file system without leases)."""
+    if fcntl is None or not sys.platform.startswith("linux"):
+        return False
+    try:
+        fcntl.fcntl(fd, F_SETSIG, signal.SIGURG)  # an open during the lease must not send SIGIO (fatal)
+        fcntl.fcntl(fd, F_SETLEASE, fcntl.F_WRLCK)
+    except OSError as err:
+        return err.errno == errno.EAGAIN
+    fcntl.fcntl(fd, F_SETLEASE, fcntl.F_UNLCK)
+    return False
 
 
 def _check_displaced(target: Path, displaced: int, published: tuple[int, int], attempt: Attempt) -> bool:
