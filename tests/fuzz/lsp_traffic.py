@@ -301,6 +301,12 @@ def run(messages: int, seed: int) -> dict[str, Any]:
             except OSError:
                 crashed = True
         answered_final = not crashed and server.wait_answer(final)
+        # Requests run concurrently, so "final" can be answered before earlier ones, and pygls's
+        # shutdown cancels whatever is still pending: wait for every request first (bounded).
+        deadline = time.monotonic() + ANSWER_TIMEOUT
+        for msg_id in traffic.must:
+            if crashed or not server.wait_answer(msg_id, max(0.0, deadline - time.monotonic())):
+                break
         server.sample_rss()
         elapsed = time.perf_counter() - started
         crashed = crashed or server.proc.poll() is not None
