@@ -162,10 +162,7 @@ def _expand_flat(content: str, path: str, base: str, root: str, budget: _Budget)
                 continue
             line = _line_of(text, start, lines)
             if not inside_root(target, file_base, root):
-                url = is_url(target)
-                nodes.append(ImportNode(Path(file), line, target, URL if url else OUTSIDE_ROOT,
-                                        None if url else _target_path(file_base, target),
-                                        message="Path traversal attempt", start=start, end=end))
+                nodes.append(_refused(file, line, target, file_base, start, end))
                 continue
             full = js_resolve(file_base, target)
             if full in seen:
@@ -229,10 +226,7 @@ def _expand(content: str, file: str, base: str, root: str, processed: frozenset[
         line = _line_of(content, start, lines)
         if not inside_root(target, base, root):
             out.append(f"<!-- Import failed: {target} - Path traversal attempt -->")
-            url = is_url(target)
-            nodes.append(ImportNode(Path(file), line, target, URL if url else OUTSIDE_ROOT,
-                                    None if url else _target_path(base, target),
-                                    message="Path traversal attempt", start=start, end=end))
+            nodes.append(_refused(file, line, target, base, start, end))
             continue
         full = js_resolve(base, target)
         if full in processed:
@@ -349,3 +343,11 @@ def mention_at(nodes: tuple[ImportNode, ...], offset: int) -> ImportNode | None:
         if node.start <= offset <= node.end:
             return node
     return None
+
+
+def _refused(file: str, line: int, target: str, base: str, start: int, end: int) -> ImportNode:
+    """The node of a mention Gemini refuses: a URL, or a path that leaves the project root."""
+    url = is_url(target)
+    return ImportNode(Path(file), line, target, URL if url else OUTSIDE_ROOT,
+                      None if url else _target_path(base, target),
+                      message="Path traversal attempt", start=start, end=end)
