@@ -197,7 +197,7 @@ def summary(results: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size", choices=["small", "medium", "large"], default="medium")
+    ap.add_argument("--size", choices=["small", "medium", "large", "xlarge"], default="medium")
     ap.add_argument("--out", type=Path, required=True, help="where to write the JSON results")
     ap.add_argument("--runs", type=int, default=5, help="runs per timing (the median is reported)")
     ap.add_argument("--passes", type=int, default=3, help="warm passes over the sample files")
