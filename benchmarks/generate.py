@@ -77,7 +77,7 @@ PRESETS = {
     "large": Preset(dirs=12000, files_per_dir=12, depth=14, memory_files=1000, nm_dirs=16000,
                     nm_files=150000, build_files=8300, git_objects=10000, workspace_packages=40,
                     nested_ignores=60, gemini_ignores=30, planted=20, max_kb=21),
-    # ~1M files, ~95k directories (~520k ignored files), 3000 memory files: shows how each
+    # ~1.03M files, ~94k directories (~529k ignored files), 3000 memory files: shows how each
     # figure grows with the tree
     "xlarge": Preset(dirs=40000, files_per_dir=12, depth=16, memory_files=3000, nm_dirs=52000,
                      nm_files=490000, build_files=27000, git_objects=33000, workspace_packages=120,

@@ -14,7 +14,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 KEYS = ["scan.memory_lens_ms", "scan.rg_ms", "scan.ratio_vs_rg", "scan.found", "scan.expected",
         "effective.p50_ms", "effective.p99_ms", "change.p50_ms", "check.full_ms", "check.incremental_ms",
-        "change.poll_only.p50_ms", "rss_mb", "initialize_ms", "peer"]
+        "change.poll_only.p50_ms", "rss_mb", "initialize_ms", "initialize.ratio_to_floor",
+        "under_load.scan.ratio_vs_rg", "under_load.effective.p99_ms", "under_load.change.p50_ms",
+        "under_load.check.full_ms", "under_load.initialize.ratio_to_floor", "peer"]
 
 
 def lookup(results: dict, dotted: str):
@@ -54,6 +56,13 @@ def test_numbers_are_numbers(results: dict) -> None:
         if value is not None:  # rg may be missing
             assert isinstance(value, (int, float)) and value >= 0, key
     assert set(results["targets"]) and results["noise"]["start"]["loop_ms"]
+
+
+def test_under_load_pass_is_judged_against_the_same_limits(results: dict) -> None:
+    targets = results["targets"]
+    assert targets["under_load.effective.p99_ms"]["target"] == targets["effective.p99_ms"]["target"]
+    assert targets["under_load.effective.p99_ms"]["value"] == results["under_load"]["effective"]["p99_ms"]
+    assert results["under_load"]["noise"]["end"]["loop_ms"]
 
 
 NOTES_KEYS = ["build.cold_ms", "build.plain_scan_cold_ms", "build.reopen_and_search.ms", "search.server.p99_ms",
