@@ -65,6 +65,16 @@ def test_under_load_pass_is_judged_against_the_same_limits(results: dict) -> Non
     assert results["under_load"]["noise"]["end"]["loop_ms"]
 
 
+def test_report_makes_the_tables_of_the_performance_page(results: dict, tmp_path: Path) -> None:
+    (tmp_path / "small.json").write_text(json.dumps(results))
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "report.py"), str(tmp_path)],
+                          check=True, stdout=subprocess.PIPE, text=True, timeout=60)
+    rows = {line.split("|")[1].strip(" `"): line for line in done.stdout.splitlines() if line.startswith("| `")}
+    assert f"{results['effective']['p99_ms']:.2f} ms" in rows["effective.p99_ms"]
+    assert f"{results['under_load']['effective']['p99_ms']:.2f} ms" in rows["effective.p99_ms"]
+    assert "≤ 1.15" in rows["initialize.ratio_to_floor"]
+
+
 NOTES_KEYS = ["build.cold_ms", "build.plain_scan_cold_ms", "build.reopen_and_search.ms", "search.server.p99_ms",
               "search.cli.p99_ms", "search.plain_scan.p99_ms", "list_by_tag.server.p99_ms", "list_by_tag.cli.p99_ms",
               "read.server.p99_ms", "pull.sync_ms", "pull.first_search_after_ms", "pull.mixed_sync_ms"]

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The result tables of docs/performance.md, made from the JSON files the runner wrote.
+
+    python benchmarks/report.py [benchmarks/results]   # prints Markdown
+
+One table per tree (each timing at rest and with the CPU-bound neighbour, against its target) and
+one table of how each figure grows with the tree (per 100,000 files, between the two largest trees).
+Regenerate the tables in docs/performance.md with it after a new run, so the page and the JSON agree.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SIZES = ("small", "medium", "large", "xlarge")
+
+# key, what it measures, unit; in the order of the tables
+ROWS = [
+    ("scan.memory_lens_ms", "full workspace index (scan)", "ms"),
+    ("scan.rg_ms", "`rg --files` on the same tree, default threads", "ms"),
+    ("scan.ratio_vs_rg", "scan ÷ rg", "×"),
+    ("check.full_ms", "diagnostics of every memory file (as the server's first check)", "ms"),
+    ("check.full_cold_ms", "same, empty parse cache", "ms"),
+    ("check.full_warm_ms", "same, parse cache filled (a restart)", "ms"),
+    ("check.incremental_ms", "after one file changes on disk, p50", "ms"),
+    ("check.index_ms", "`initialized` → everything scanned, checked, published", "ms"),
+    ("effective.p50_ms", "`memory/effective` over stdio, warm p50", "ms"),
+    ("effective.p99_ms", "same, p99", "ms"),
+    ("effective.inprocess.p50_ms", "same lookup in-process (no JSON-RPC), p50", "ms"),
+    ("peer.upward.p50_ms", "Gemini CLI 0.61's upward lookup, p50", "ms"),
+    ("peer.upward_vs_effective_inprocess", "Gemini CLI 0.61 ÷ Memory Lens in-process", "×"),
+    ("change.p50_ms", "GEMINI.md written by another program → its diagnostics", "ms"),
+    ("initialize_ms", "process start → `initialize` answered", "ms"),
+    ("initialize.import_floor_ms", "a process that only imports pygls", "ms"),
+    ("initialize.ratio_to_floor", "initialize ÷ floor", "×"),
+    ("rss_mb", "peak memory after indexing, server + scan helpers", "MB"),
+]
+GROWTH = ["scan.memory_lens_ms", "scan.rg_ms", "check.full_ms", "check.index_ms", "effective.p99_ms",
+          "effective.inprocess.p50_ms", "initialize_ms", "rss_mb"]
+
+
+def lookup(results: dict, dotted: str):
+    value = results
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def fmt(value, unit: str) -> str:
+    if value is None:
+        return "–"
+    if unit == "×":
+        return f"{value:.2f} ×"
+    if unit == "MB":
+        return f"{value:.1f} MB"
+    return f"{value:,.0f} ms" if value >= 100 else f"{value:.2f} ms"
+
+
+def met_mark(target: dict | None) -> str:
+    if not target:
+        return ""
+    return {True: "yes", False: "**no**", None: "n/a"}[target["met"]]
+
+
+def size_table(results: dict) -> str:
+    targets = results.get("targets", {})
+    loaded = results.get("under_load", {})
+    lines = ["| key | what | at rest | with a CPU-bound neighbour | target | met (rest / load) |",
+             "|---|---|---:|---:|---|---|"]
+    for key, what, unit in ROWS:
+        rest = lookup(results, key)
+        if rest is None:
+            continue
+        load = lookup(loaded, key) if not key.startswith("peer.") else None
+        target = targets.get(key)
+        load_target = targets.get(f"under_load.{key}")
+        if key == "peer.upward_vs_effective_inprocess" and loaded.get("effective"):
+            load = round(lookup(results, "peer.upward.p50_ms") / lookup(loaded, "effective.inprocess.p50_ms"), 1)
+        marks = met_mark(target) + (f" / {met_mark(load_target)}" if load_target else "")
+        lines.append(f"| `{key}` | {what} | {fmt(rest, unit)} | {fmt(load, unit)} | "
+                     f"{target['target'].replace('<=', '≤').replace('>=', '≥') if target else ''} | {marks} |")
+    tree = results["tree"]
+    noise = results.get("noise", {})
+    head = (f"{tree['files']:,} files, {tree['memory_files']:,} memory files, {tree['bullets']:,} entries; "
+            f"commit {results['machine'].get('commit')}, {results['seconds']:.0f} s, "
+            f"calibration drift {noise.get('drift_pct')} % / jitter {noise.get('jitter_pct')} %")
+    return head + "\n\n" + "\n".join(lines)
+
+
+def growth_table(runs: dict[str, dict]) -> str:
+    sizes = [s for s in SIZES if s in runs]
+    files = {s: runs[s]["tree"]["files"] for s in sizes}
+    lines = ["| key | " + " | ".join(f"{s} ({files[s] / 1000:,.0f}k files)" for s in sizes)
+             + " | growth per 100k files |", "|---|" + "---:|" * (len(sizes) + 1)]
+    units = {key: unit for key, _, unit in ROWS}
+    for key in GROWTH:
+        values = {s: lookup(runs[s], key) for s in sizes}
+        known = [s for s in sizes if values[s] is not None]
+        growth = "–"
+        if len(known) >= 2:
+            a, b = known[-2], known[-1]
+            per = (values[b] - values[a]) / ((files[b] - files[a]) / 100_000)
+            growth = f"{per:+.1f} MB" if units[key] == "MB" else f"{per:+.2f} ms"
+        lines.append(f"| `{key}` | " + " | ".join(fmt(values[s], units[key]) for s in sizes) + f" | {growth} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results"
+    runs = {s: json.loads((folder / f"{s}.json").read_text()) for s in SIZES if (folder / f"{s}.json").is_file()}
+    if not runs:
+        sys.exit(f"report.py: error: no small/medium/large/xlarge JSON in {folder}; run benchmarks/run.py first")
+    for size in SIZES:
+        if size in runs:
+            print(f"### {size}\n\n{size_table(runs[size])}\n")
+    if len(runs) >= 2:
+        print(f"### Growth\n\n{growth_table(runs)}")
+
+
+if __name__ == "__main__":
+    main()
