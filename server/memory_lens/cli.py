@@ -14,28 +14,31 @@ import sys
 from pathlib import Path
 from typing import NoReturn, Sequence
 
-from memory_lens import __version__
-from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, UnknownAgentError, agent_view
-from memory_lens.core.agents.budget import agent_files, check_agents, parse_agents
-from memory_lens.core.agents.wave import save_bullet
-from memory_lens.core.checks import Severity, check_targets
-from memory_lens.core.discovery import Scope, TargetError, resolve_target
-from memory_lens.core.edit import EntryTextError
-from memory_lens.core.entries import (
-    EntryNotFoundError,
-    NoProjectError,
-    list_entries,
-    remove_entry,
-    save_entry,
-)
-from memory_lens.core.files import ENV_MAX_FILE_SIZE
-from memory_lens.core.gemini_settings import read_gemini_settings
-from memory_lens.core.large_files import has_too_large, show_warnings, write_effective
-from memory_lens.core.markdown import escape_controls
-from memory_lens.core.merge import Memory, load_memory
-from memory_lens.core.settings import Settings, SettingsError, resolve_settings
-from memory_lens.core.writer import MemoryFileError
-from memory_lens.terminal_progress import terminal_progress
+from memory_lens.startup import collector_paused
+
+with collector_paused():  # the imports below allocate only long-lived objects (memory_lens/startup.py)
+    from memory_lens import __version__
+    from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, UnknownAgentError, agent_view
+    from memory_lens.core.agents.budget import agent_files, check_agents, parse_agents
+    from memory_lens.core.agents.wave import save_bullet
+    from memory_lens.core.checks import Severity, check_targets
+    from memory_lens.core.discovery import Scope, TargetError, resolve_target
+    from memory_lens.core.edit import EntryTextError
+    from memory_lens.core.entries import (
+        EntryNotFoundError,
+        NoProjectError,
+        list_entries,
+        remove_entry,
+        save_entry,
+    )
+    from memory_lens.core.files import ENV_MAX_FILE_SIZE
+    from memory_lens.core.gemini_settings import read_gemini_settings
+    from memory_lens.core.large_files import has_too_large, show_warnings, write_effective
+    from memory_lens.core.markdown import escape_controls
+    from memory_lens.core.merge import Memory, load_memory
+    from memory_lens.core.settings import Settings, SettingsError, resolve_settings
+    from memory_lens.core.writer import MemoryFileError
+    from memory_lens.terminal_progress import terminal_progress
 
 PROG = "memory-lens"
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -412,7 +415,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from memory_lens.lsp.server import run_stdio
+    with collector_paused():
+        from memory_lens.lsp.server import run_stdio
 
     settings = _settings(args)
     if args.follow_outside_links:  # the opt-in for every write of this server (docs/security.md)

@@ -274,5 +274,8 @@ def run_stdio(settings: Settings, debug: bool = False) -> None:
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[handler])
     logging.getLogger("pygls").setLevel(logging.DEBUG if debug else logging.WARNING)
     from memory_lens.lsp.stdio import serve_stdio
+    from memory_lens.startup import collector_paused
 
-    serve_stdio(build_server(settings, debug))
+    with collector_paused():  # building the server allocates only long-lived objects
+        server = build_server(settings, debug)
+    serve_stdio(server)
