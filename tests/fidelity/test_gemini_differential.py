@@ -281,10 +281,6 @@ def several_file_names_gemini_first(ws: Workspace):
     return ws.path("p"), ["GEMINI.md", "AGENTS.md"]
 
 
-XFAIL["several_file_names_gemini_first"] = (
-    "Gemini 0.61.0 sorts project paths as strings, so AGENTS.md loads before GEMINI.md in a "
-    "directory whatever the configured order; Memory Lens keeps the configured order (docs/agents.md)")
-
 
 @case
 def directory_sorting_before_its_parent(ws: Workspace):
@@ -294,10 +290,6 @@ def directory_sorting_before_its_parent(ws: Workspace):
     return ws.path("p/Docs"), ["GEMINI.md"]
 
 
-XFAIL["directory_sorting_before_its_parent"] = (
-    "Gemini 0.61.0 sorts project paths as strings, so p/Docs/GEMINI.md loads before p/GEMINI.md; "
-    "Memory Lens keeps general to specific (docs/agents.md)")
-
 
 @case
 def no_git_root(ws: Workspace):
@@ -306,9 +298,54 @@ def no_git_root(ws: Workspace):
     return ws.path("top/here"), ["GEMINI.md"]
 
 
-XFAIL["no_git_root"] = (
-    "without a git root Gemini 0.61.0 reads the working directory only; Memory Lens searches "
-    "upward to the home directory as its chain is documented (docs/agents.md)")
+
+@case
+def string_sort_across_levels(ws: Workspace):
+    ws.project("p")
+    ws.write("p/GEMINI.md", "root gemini\n")
+    ws.write("p/AGENTS.md", "root agents\n")
+    ws.write("p/Docs/GEMINI.md", "Docs gemini\n")
+    ws.write("p/Docs/api/AGENTS.md", "api agents\n")
+    ws.write("p/Docs/api/GEMINI.md", "api gemini\n")
+    ws.write("p/Docs/api/Zed/GEMINI.md", "Zed: sorts before api's files\n")
+    return ws.path("p/Docs/api/Zed"), ["GEMINI.md", "AGENTS.md"]
+
+
+@case
+def utf16_sort_of_names(ws: Workspace):
+    # JavaScript compares UTF-16 code units: U+1D49C (D835 DC9C) sorts before U+FF21, the
+    # other way round from code points.
+    ws.write_global("global fullwidth\n", name="\uff21.md")
+    ws.write_global("global script\n", name="\U0001d49c.md")
+    ws.project("p")
+    ws.write("p/\uff21.md", "fullwidth A\n")
+    ws.write("p/\U0001d49c.md", "script A\n")
+    return ws.path("p"), ["\uff21.md", "\U0001d49c.md"]
+
+
+@case
+def linked_file_sorting_before_its_target(ws: Workspace):
+    ws.project("p")
+    ws.write("p/GEMINI.md", "root, also linked from Docs\n")
+    ws.symlink("p/Docs/GEMINI.md", "../GEMINI.md")
+    ws.write("p/Docs/AGENTS.md", "docs agents\n")
+    return ws.path("p/Docs"), ["GEMINI.md", "AGENTS.md"]
+
+
+@case
+def no_git_root_in_home(ws: Workspace):
+    ws.write_global("global\n")
+    ws.write("home/GEMINI.md", "the home directory is the working directory\n")
+    return ws.home, ["GEMINI.md"]
+
+
+@case
+def working_directory_below_global_dir(ws: Workspace):
+    ws.project("home")  # a dotfiles repository: the home directory is the project root
+    ws.write_global("global\n")
+    ws.write("home/GEMINI.md", "home, above the global directory: not reached\n")
+    ws.write("home/.gemini/sub/GEMINI.md", "below the global directory\n")
+    return ws.path("home/.gemini/sub"), ["GEMINI.md"]
 
 
 @case
@@ -409,6 +446,15 @@ def settings_import_format_flat(ws: Workspace):
     ws.write("p/blank/GEMINI.md", " \n\n")  # whitespace only: flat still wraps it
     ws.write("out.md", "outside\n")
     return ws.path("p/blank"), []
+
+
+@settings_case
+def settings_no_boundary_markers(ws: Workspace):
+    ws.write("home/.gemini/settings.json", '{"context": {"memoryBoundaryMarkers": []}}')
+    ws.project("p")
+    ws.write("p/GEMINI.md", "project root: not read without markers\n")
+    ws.write("p/src/GEMINI.md", "the working directory alone\n")
+    return ws.path("p/src"), []
 
 
 # Running both ------------------------------------------------------------------------------------

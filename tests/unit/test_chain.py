@@ -100,23 +100,25 @@ def test_local_dirs_from_the_project_root_down(root: Path) -> None:
     assert local_dirs(project, project) == [project]
 
 
-def test_local_dirs_without_a_project_stop_before_home(root: Path) -> None:
+def test_local_dirs_without_a_project_are_the_target_alone(root: Path) -> None:
+    # Gemini CLI 0.61.0: no root found, so the working directory is its own ceiling.
     home = root / "home"
-    assert local_dirs(home / "a" / "b", None) == [home / "a", home / "a" / "b"]
-    assert local_dirs(home, None) == []
+    assert local_dirs(home / "a" / "b", None) == [home / "a" / "b"]
+    assert local_dirs(home, None) == [home]
+    assert local_dirs(root / "outside" / "x", None) == [root / "outside" / "x"]
 
 
-def test_local_dirs_outside_home_run_to_the_filesystem_root(root: Path) -> None:
-    target = root / "outside" / "x"
-    dirs = local_dirs(target, None)
-    assert dirs[0] == Path("/") and dirs[-1] == target
-    assert dirs == list(reversed([target, *target.parents]))
+def test_local_dirs_stop_at_the_global_dir(root: Path) -> None:
+    home = root / "home"
+    gdir = home / ".gemini"
+    assert local_dirs(gdir / "sub" / "x", home, gdir) == [gdir / "sub", gdir / "sub" / "x"]
+    assert local_dirs(gdir, home, gdir) == []
+    assert local_dirs(gdir, None, gdir) == []
+    assert local_dirs(home / "a", home, gdir) == [home, home / "a"]
 
 
-def test_home_given_through_a_symlink_still_stops_the_search(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    os.symlink(root / "home", root / "home-link")
-    monkeypatch.setenv("HOME", str(root / "home-link"))
-    assert local_dirs(root / "home" / "a", None) == [root / "home" / "a"]
+def test_a_root_not_above_the_target_means_the_target_alone(root: Path) -> None:
+    assert local_dirs(root / "a" / "b", root / "elsewhere") == [root / "a" / "b"]
 
 
 def test_plan_chain_orders_general_to_specific(root: Path) -> None:

@@ -1,8 +1,11 @@
 """Which memory files apply to a directory: the target, the project root and the chain.
 
-The chain is ordered general to specific: the global files first, then the memory files from
-the project root down to the target directory. Without a project root the local part runs
-from the target directory upward to the filesystem root, stopping before the home directory.
+The chain is what Gemini CLI 0.61.0 looks for (`getGlobalMemoryPaths`,
+`getEnvironmentMemoryPaths`): the global files first, then every memory file name in each
+directory from the project root down to the target directory; without a project root, the
+target directory alone. The walk up from the target stops at the global memory directory. The
+candidates are planned root first; `merge.load_sources` puts the project files that exist in
+Gemini's order (a string sort of their paths).
 """
 
 from __future__ import annotations
@@ -96,31 +99,21 @@ def find_project_root(target_dir: Path, is_root: Callable[[Path], bool] = has_gi
     return None
 
 
-def home_dirs() -> set[Path]:
-    """The home directory as given and resolved (both end an upward search)."""
-    home = Path.home()
-    return {Path(os.path.abspath(home)), Path(os.path.realpath(home))}
-
-
-def local_dirs(target_dir: Path, project_root: Path | None) -> list[Path]:
-    """The directories whose memory files apply, general to specific (global dir excluded)."""
-    if project_root is not None:
-        dirs = [target_dir]
-        if target_dir != project_root:
-            for parent in target_dir.parents:
-                dirs.append(parent)
-                if parent == project_root:
-                    break
-            else:  # the root is not above the target: the target alone
-                dirs = [target_dir]
-        return list(reversed(dirs))
-    homes = home_dirs()
-    dirs = []
+def local_dirs(target_dir: Path, project_root: Path | None, global_dir: Path | None = None) -> list[Path]:
+    """The directories whose memory files apply, root first: from PROJECT_ROOT down to
+    TARGET_DIR; TARGET_DIR alone without a root (or with one that is not above it), as Gemini
+    CLI's `findUpwardGeminiFiles` stops at the working directory when no root is found. The walk
+    up ends at GLOBAL_DIR: it and the directories above it are never project directories."""
+    dirs: list[Path] = []
     for directory in (target_dir, *target_dir.parents):
-        if directory in homes:
+        if directory == global_dir:
             break
         dirs.append(directory)
-    return list(reversed(dirs))
+        if project_root is None or directory == project_root:
+            break
+    else:  # the root is not above the target: the target alone
+        dirs = [target_dir]
+    return dirs[::-1]
 
 
 def plan_chain(
@@ -133,6 +126,6 @@ def plan_chain(
 def chain_for_root(target_dir: Path, project_root: Path | None, settings: Settings) -> ChainPlan:
     """The chain plan for TARGET_DIR once its project root (or None) is known."""
     cands = [Candidate(p, Scope.GLOBAL) for p in settings.global_files()]
-    for directory in local_dirs(target_dir, project_root):
+    for directory in local_dirs(target_dir, project_root, settings.global_dir):
         cands.extend(Candidate(directory / name, Scope.PROJECT) for name in settings.filenames)
     return ChainPlan(target_dir=target_dir, project_root=project_root, candidates=tuple(cands))

@@ -3,7 +3,8 @@
 Each file is decoded as the agent decodes it (a file with bad bytes is loaded with U+FFFD, and
 warned about), its `@path` imports are expanded as Gemini CLI does (`core/imports.py`), and the
 result is trimmed with JavaScript's whitespace set; empty ones are skipped; the rest are joined
-with a blank line ("\\n\\n"), general to specific. The same real file never loads twice. `trace`
+with a blank line ("\\n\\n"): the global files, then the project files in Gemini CLI's order
+(a string sort of their paths). The same real file never loads twice. `trace`
 records every step for `--debug`; `warnings` lists unusable files and files with bad bytes.
 """
 
@@ -18,7 +19,7 @@ from typing import Callable, Iterable, Sequence
 from memory_lens.core.discovery import ChainPlan, Scope, has_marker, plan_chain
 from memory_lens.core.files import EncodingIssue, FileRead, read_memory_file
 from memory_lens.core.imports import ImportNode, expand_imports
-from memory_lens.core.node_paths import js_trim
+from memory_lens.core.node_paths import js_sort_key, js_trim
 from memory_lens.core.settings import Settings
 
 Reader = Callable[[Path], FileRead]
@@ -143,7 +144,17 @@ def load_sources(plan: ChainPlan, reader: Reader = read_memory_file, markers: tu
         sources.append(Source(cand.path, cand.scope, True, got.size, estimate_tokens(content),
                               text=got.text, real_path=got.real_path, expanded=expansion.text,
                               imports=expansion.imports, encoding=got.encoding))
-    return sources, trace
+    return in_gemini_order(sources), trace
+
+
+def in_gemini_order(sources: list[Source]) -> list[Source]:
+    """SOURCES (global first, then project files root first, duplicates already left out) in the
+    order Gemini CLI 0.61.0 loads them: the global files as planned (file-name order), then the
+    project files sorted as strings, as `getEnvironmentMemoryPaths` sorts them (`unique.sort()`):
+    `/r/AGENTS.md` before `/r/GEMINI.md` whatever the configured order, and `/r/Docs/GEMINI.md`
+    before `/r/GEMINI.md`."""
+    project = sorted((s for s in sources if s.scope is Scope.PROJECT), key=lambda s: js_sort_key(str(s.path)))
+    return [s for s in sources if s.scope is not Scope.PROJECT] + project
 
 
 def import_trace(nodes: Sequence[ImportNode], indent: str) -> list[str]:

@@ -1,9 +1,10 @@
-"""Node's and Gemini CLI's path handling, reproduced for `core/imports.py`.
+"""Node's and Gemini CLI's path handling, reproduced for `core/imports.py` and `core/merge.py`.
 
 `path.resolve`, `decodeURIComponent`, Gemini's `resolveToRealPath` (symlinks followed, a missing
-tail too), `isSubpath` and `validateImportPath`, the import processor's own `findProjectRoot`, and
-`fs.readFile(path, 'utf-8')` with Node's error messages: each as Gemini CLI 0.61.0 runs it on
-POSIX (docs/agents.md). Nothing here raises for a bad path: callers get False or ImportFailure.
+tail too), `isSubpath` and `validateImportPath`, the import processor's own `findProjectRoot`,
+`fs.readFile(path, 'utf-8')` with Node's error messages, JavaScript's `trim()` and its string
+sort: each as Gemini CLI 0.61.0 runs it on POSIX (docs/agents.md). Nothing here raises for a bad
+path: callers get False or ImportFailure.
 """
 
 from __future__ import annotations
@@ -24,6 +25,14 @@ JS_WHITESPACE = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2
 def js_trim(text: str) -> str:
     """`text.trim()` as JavaScript does it."""
     return text.strip(JS_WHITESPACE)
+
+
+def js_sort_key(text: str) -> bytes:
+    """The key that orders strings as JavaScript's `Array.prototype.sort()` without a comparator
+    does: by UTF-16 code units (so U+E000-U+FFFF sort after the characters beyond U+FFFF, unlike
+    Python's code point order). A lone surrogate (an undecodable byte of a file name) counts as
+    itself."""
+    return text.encode("utf-16-be", "surrogatepass")
 
 
 def is_url(target: str) -> bool:
