@@ -23,6 +23,18 @@ def _ancestor_markers(path: Path) -> list[Path]:
     return found
 
 
+@pytest.fixture(scope="session", autouse=True)
+def entry_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory):
+    """In-process language-server stores keep parsed entries in a session directory, not in the
+    user's cache (servers started by the tests get the sandbox's XDG_CACHE_HOME)."""
+    from memory_lens.core import entry_cache
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(entry_cache, "default_path",
+                   lambda: tmp_path_factory.getbasetemp() / "entry-cache" / entry_cache.FILE_NAME)
+        yield
+
+
 @pytest.fixture(scope="session")
 def bytecode_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A bytecode cache shared by every CLI run of the session (it only makes start-up faster)."""

@@ -153,7 +153,13 @@ class FileEntries:
 
 def index_entries(path: Path, text: str) -> FileEntries:
     """Index the entries of TEXT (the content of PATH) and their first occurrences."""
-    keys, lines, end_lines = entry_keys(text)
+    return file_entries(path, text, *entry_keys(text))
+
+
+def file_entries(path: Path, text: str, keys: Sequence[str], lines: Sequence[int],
+                 end_lines: Sequence[int]) -> FileEntries:
+    """The index of PATH with TEXT from what `markdown.entry_keys(TEXT)` returns (KEYS, LINES,
+    END_LINES): freshly parsed, or kept from an earlier parse (`core/entry_cache.py`)."""
     first = dict(zip(reversed(keys), reversed(lines)))  # the earliest line of each form wins
     first.pop("", None)
     return FileEntries(path, tuple(keys), array("I", lines), array("I", end_lines), first, text)

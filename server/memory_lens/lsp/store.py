@@ -2,7 +2,8 @@
 
 No LSP types here, so this is unit-tested directly. Reads are cached per path and revalidated
 with one `stat` per use (inode, size, mtime, ctime), so every answer reflects what an agent would
-load from disk without re-reading unchanged files. Parsed entries are cached per file text.
+load from disk without re-reading unchanged files. Parsed entries are cached per file text: the
+recently used ones in memory, all of them on disk (`core/entry_cache.py`).
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from memory_lens.core.checks import (
     Finding,
     check_content,
     encoding_finding,
-    index_entries,
     sources_before,
     unusable_finding,
 )
 from memory_lens.core.discovery import ChainPlan, chain_for_root, find_project_root, has_marker
+from memory_lens.core.entry_cache import EntryCache, shared_cache
 from memory_lens.core.file_identity import NOTHING, Identity, file_identity, quick_identity
 from memory_lens.core.files import FileRead, FileStatus, read_memory_file, realpath
 from memory_lens.core.imports import read_paths
@@ -35,6 +36,13 @@ from memory_lens.core.settings import Settings
 
 PLAN_CACHE_SIZE = 1024  # chain plans of recently used directories (a few KB each)
 MEMORY_CACHE_SIZE = 32  # merged memories of recently used directories (up to ~100 KB each)
+# Parsed entries of recently used files (~25 KB each on the large benchmark tree): the general
+# files of the chains being checked stay; the others come back from the entry cache on disk.
+ENTRIES_CACHE_SIZE = 64
+# Reads (texts) of recently used files: the chains being checked or asked about. Keeping every
+# memory file of a large workspace would hold all their text (11 MB on the large tree); a read
+# that dropped out costs one `open` again.
+READ_CACHE_SIZE = 256
 
 
 def _recall(cache: OrderedDict, key: object) -> Any:
@@ -64,15 +72,17 @@ class Hit:
 class MemoryStore:
     """Cached, thread-safe access to memory files for one configuration."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, entry_cache: EntryCache | None = None) -> None:
+        """ENTRY_CACHE: where parsed entries persist (default: the user cache directory's)."""
         self.settings = settings
+        self._entry_cache = entry_cache
         self._lock = threading.RLock()
-        self._reads: dict[Path, tuple[Identity, FileRead]] = {}
+        self._reads: OrderedDict[Path, tuple[Identity, FileRead]] = OrderedDict()
         self._plans: OrderedDict[tuple[Path, Path | None], ChainPlan] = OrderedDict()
         # directory -> (chain, its reads, the memory, the identity of each file its imports read)
         self._memories: OrderedDict[Path, tuple[ChainPlan, list[FileRead], Memory, list[tuple[Path, Any]]]] = \
             OrderedDict()
-        self._entries: dict[Path, tuple[str, FileEntries]] = {}
+        self._entries: OrderedDict[Path, tuple[str, FileEntries]] = OrderedDict()
         self._known: set[Path] = set()
         self._agent_files: set[Path] = set()  # files of the enabled agents' other names: agent findings only
         self.known_version = 0  # counts the changes of the known set
@@ -91,24 +101,27 @@ class MemoryStore:
                                 reason="does not exist")
             return read_memory_file(path, self.settings.max_file_bytes)  # dangling, loop, unreadable: cheap
         with self._lock:
-            cached = self._reads.get(path)
+            cached = _recall(self._reads, path)
         if cached is not None and cached[0] == ident:
             return cached[1]
         got = read_memory_file(path, self.settings.max_file_bytes)  # a file over the limit is not read
         if got.status is not FileStatus.MISSING:
             with self._lock:
-                self._reads[path] = (ident, got)
+                _remember(self._reads, path, (ident, got), READ_CACHE_SIZE)
         return got
 
     def entries(self, path: Path, text: str) -> FileEntries:
-        """The parsed entries of PATH whose content is TEXT (cached per text)."""
+        """The parsed entries of PATH whose content is TEXT: the last `ENTRIES_CACHE_SIZE` files
+        in memory, the others from the entry cache (parsed only when TEXT is new to it)."""
         with self._lock:
-            cached = self._entries.get(path)
+            cached = _recall(self._entries, path)
         if cached is not None and cached[0] == text:
             return cached[1]
-        parsed = index_entries(path, text)
+        if self._entry_cache is None:
+            self._entry_cache = shared_cache()
+        parsed = self._entry_cache.entries(path, text)
         with self._lock:
-            self._entries[path] = (text, parsed)
+            _remember(self._entries, path, (text, parsed), ENTRIES_CACHE_SIZE)
         return parsed
 
     def checked_identity(self, path: Path) -> tuple[bool, Identity | None]:
