@@ -130,7 +130,7 @@ class Session:
                 "first_pass_p99_ms": ms(per_pass[0][1]), "requests": len(uris), "warm_passes": len(warm),
                 "warm_p99_runs_ms": spread([p * 1000 for _, p in warm])}
 
-    def _change_once(self, path: Path, events: bool) -> tuple[float, float]:
+    def _change_once(self, path: Path, events: bool, timeout: float = 20) -> tuple[float, float]:
         """Edit PATH on disk; seconds until its diagnostics and `memory/didChange`; then restore."""
         uri = path_to_uri(path)
         results = []
@@ -142,11 +142,11 @@ class Session:
             path.write_bytes(data)
             if events:
                 self.client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri, "type": 2}]})
-            diag = self._since(DIAGNOSTICS, uri, mark, timeout=20)
-            changed = self._since(DID_CHANGE, uri, mark, timeout=20)
+            diag = self._since(DIAGNOSTICS, uri, mark, timeout=timeout)
+            changed = self._since(DID_CHANGE, uri, mark, timeout=timeout)
             if diag is None or changed is None:
                 path.write_bytes(old)
-                raise RuntimeError(f"no update for {path} within 20 s")
+                raise RuntimeError(f"no update for {path} within {timeout:g} s")
             results.append((diag.at - started, changed.at - started))
         return results[0]
 
@@ -158,7 +158,7 @@ class Session:
 
     def change_root(self) -> float:
         """The worst case: the root memory file changes, so every memory file is rechecked."""
-        return ms(self._change_once(self.root / "GEMINI.md", events=True)[1])
+        return ms(self._change_once(self.root / "GEMINI.md", events=True, timeout=300)[1])
 
     def typing(self, edits: int) -> dict:
         """didChange in an open memory file until its republished diagnostics (that version)."""
