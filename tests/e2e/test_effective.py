@@ -166,10 +166,14 @@ async def test_no_project_root_and_unreadable_files(ws: Workspace, start: Starte
     result = await lsp.effective(loose / "inner" / "file.txt")
     await assert_matches_show(lsp, result, loose / "inner")
     assert result["projectRoot"] is None
+    # No project root: the target directory alone, as Gemini CLI 0.61.0 reads it.
     assert [(s["path"], s["readable"]) for s in result["sources"]] == [
-        (str(ws.global_file), True), (str(ws.root / "work" / "GEMINI.md"), True),
-        (str(loose / "GEMINI.md"), False), (str(loose / "inner" / "GEMINI.md"), True)]
-    assert result["sources"][2]["bytes"] == 0 and "dangling" in result["sources"][2]["reason"]
+        (str(ws.global_file), True), (str(loose / "inner" / "GEMINI.md"), True)]
+    result = await lsp.effective(loose / "notes.txt")
+    await assert_matches_show(lsp, result, loose)
+    assert [(s["path"], s["readable"]) for s in result["sources"]] == [
+        (str(ws.global_file), True), (str(loose / "GEMINI.md"), False)]
+    assert result["sources"][1]["bytes"] == 0 and "dangling" in result["sources"][1]["reason"]
 
 
 async def test_imports_expanded_and_bad_bytes_loaded(ws: Workspace, start: Starter) -> None:

@@ -72,6 +72,22 @@ def test_missing_target_raises(root: Path, name: str, message: str) -> None:
         resolve_target(os.fspath(root) + "/" + name)
 
 
+def test_nearest_existing_takes_the_directory_above_a_missing_path(root: Path) -> None:
+    """The language server's form (a document not saved yet): the same rule, no error for a
+    path that is not there; one the system cannot take is still an error."""
+    os.symlink("nowhere", root / "dangling")
+    (root / "real").mkdir()
+    os.symlink("real", root / "alias")
+    assert resolve_target(root / "missing.md", nearest_existing=True) == root
+    assert resolve_target(root / "new" / "deeper" / "x.md", nearest_existing=True) == root
+    assert resolve_target(root / "dangling", nearest_existing=True) == root
+    assert resolve_target(root / "alias" / "new" / "x.md", nearest_existing=True) == root / "real"
+    assert resolve_target(root / "alias", nearest_existing=True) == root / "real"
+    for bad in (os.fspath(root) + "/bad\0name", root / ("x" * 300)):
+        with pytest.raises(TargetError):
+            resolve_target(bad, nearest_existing=True)
+
+
 # find_project_root -------------------------------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memory_lens.core.files import real_dir
-from memory_lens.lsp.effective import target_dir_of
+from memory_lens.core.discovery import document_target
 
 
 @pytest.fixture
@@ -25,12 +25,12 @@ def unnameable(base: Path) -> list[Path]:
             base.joinpath(*["y" * 200] * 25, "GEMINI.md")]
 
 
-def test_target_dir_of(base: Path) -> None:
-    assert target_dir_of(base / "proj" / "src" / "app.py") == base / "proj" / "src"  # need not exist
-    assert target_dir_of(base / "proj" / "src") == base / "proj" / "src"
-    assert target_dir_of(base / "proj" / "new" / "deeper" / "x.md") == base / "proj"  # nearest existing
+def test_document_target(base: Path) -> None:
+    assert document_target(base / "proj" / "src" / "app.py") == base / "proj" / "src"  # need not exist
+    assert document_target(base / "proj" / "src") == base / "proj" / "src"
+    assert document_target(base / "proj" / "new" / "deeper" / "x.md") == base / "proj"  # nearest existing
     for path in unnameable(base):
-        assert target_dir_of(path) is None, str(path)[:80]
+        assert document_target(path) is None, str(path)[:80]
 
 
 def test_real_dir(base: Path) -> None:

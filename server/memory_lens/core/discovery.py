@@ -10,6 +10,7 @@ Gemini's order (a string sort of their paths).
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import stat
@@ -18,6 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Callable
 
+from memory_lens.core.files import realpath
 from memory_lens.core.settings import Settings
 
 GIT_MARKER = ".git"
@@ -51,11 +53,16 @@ class ChainPlan:
     candidates: tuple[Candidate, ...]
 
 
-def resolve_target(path: str | os.PathLike[str] | None = None) -> Path:
-    """The directory memory is loaded for: PATH when it is a directory (a link to one means the
-    real directory), else the directory PATH is in, symlinks resolved. A file that is a symlink
-    counts where the link is, as an agent working in that directory loads it there. Default: the
-    current directory."""
+def resolve_target(path: str | os.PathLike[str] | None = None, *, nearest_existing: bool = False) -> Path:
+    """The directory memory is loaded for, the one rule every front end uses: PATH when it is a
+    directory (a link to one means the real directory), else the directory PATH is in, symlinks
+    resolved. A file that is a symlink counts where the link is, as an agent working in that
+    directory loads it there. Default: the current directory.
+
+    A PATH that does not exist (or cannot be looked at) is a TargetError saying what to do;
+    with NEAREST_EXISTING (an editor's document, which may not be saved yet) it means the
+    nearest existing directory above it instead. A PATH the system cannot take at all (a NUL
+    byte, a name too long) is a TargetError either way."""
     try:
         raw = Path.cwd() if path is None or str(path) == "" else Path(os.path.expanduser(os.fspath(path)))
     except FileNotFoundError:
@@ -65,18 +72,41 @@ def resolve_target(path: str | os.PathLike[str] | None = None) -> Path:
         st = os.lstat(raw)
         if stat.S_ISLNK(st.st_mode):
             st = os.stat(raw)
-    except (FileNotFoundError, NotADirectoryError):
-        if os.path.islink(raw):
-            raise TargetError(f"{raw}: a symlink to a missing target; give an existing file or directory") from None
-        raise TargetError(f"{raw}: no such file or directory; give an existing file or directory") from None
-    except PermissionError:
-        raise TargetError(f"{raw}: permission denied; give a path you are allowed to read") from None
-    except OSError as err:
-        raise TargetError(f"{raw}: {err.strerror or err}; give an existing file or directory") from None
     except ValueError:  # a NUL byte
         raise TargetError(f"{os.fspath(raw)!r}: not a valid path; give an existing file or directory") from None
+    except OSError as err:
+        if nearest_existing and err.errno != errno.ENAMETOOLONG:
+            return nearest_existing_dir(Path(os.path.abspath(raw)).parent)
+        raise _target_error(raw, err) from None
     directory = raw if stat.S_ISDIR(st.st_mode) else Path(os.path.abspath(raw)).parent
-    return Path(os.path.realpath(directory))
+    return Path(realpath(directory))
+
+
+def _target_error(raw: Path, err: OSError) -> TargetError:
+    if isinstance(err, (FileNotFoundError, NotADirectoryError)):
+        if os.path.islink(raw):
+            return TargetError(f"{raw}: a symlink to a missing target; give an existing file or directory")
+        return TargetError(f"{raw}: no such file or directory; give an existing file or directory")
+    if isinstance(err, PermissionError):
+        return TargetError(f"{raw}: permission denied; give a path you are allowed to read")
+    return TargetError(f"{raw}: {err.strerror or err}; give an existing file or directory")
+
+
+def nearest_existing_dir(directory: Path) -> Path:
+    """DIRECTORY, symlinks resolved, or its nearest ancestor that is an existing directory."""
+    found = Path(realpath(directory))
+    while not found.is_dir() and found != found.parent:
+        found = found.parent
+    return found
+
+
+def document_target(path: Path) -> Path | None:
+    """`resolve_target(PATH, nearest_existing=True)` for an editor's document; None when the
+    system cannot take PATH at all (the language server then answers as for a non-file URI)."""
+    try:
+        return resolve_target(path, nearest_existing=True)
+    except TargetError:
+        return None
 
 
 def has_git_marker(directory: Path) -> bool:

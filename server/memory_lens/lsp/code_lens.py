@@ -11,9 +11,9 @@ import os
 
 from lsprotocol import types
 
+from memory_lens.core.discovery import document_target
 from memory_lens.lsp import protocol
 from memory_lens.lsp.convert import uri_to_path
-from memory_lens.lsp.effective import target_dir_of
 from memory_lens.lsp.server import MemoryLensServer
 
 
@@ -31,7 +31,7 @@ def register(server: MemoryLensServer) -> None:
         assert path is not None
         if ls.open_doc(path) is None and not os.path.lexists(path):
             return []  # an unknown URI: neither open nor on disk
-        directory = target_dir_of(path)
+        directory = document_target(path)
         if directory is None:
             return []
         memory = ls.store.memory_for(directory)

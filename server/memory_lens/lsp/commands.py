@@ -21,7 +21,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from memory_lens.core.discovery import Scope, find_project_root
+from memory_lens.core.discovery import Scope, document_target, find_project_root
 from memory_lens.core.edit import EntryTextError
 from memory_lens.core.entries import (
     EntryNotFoundError,
@@ -43,7 +43,7 @@ from memory_lens.core.writer import MemoryFileError, allowed_target
 from memory_lens.lsp import protocol
 from memory_lens.lsp.buffers import entry_in_buffer, remove_in_buffer, save_in_buffer, unsaved_buffer
 from memory_lens.lsp.convert import first_object, lines_range, path_to_uri, uri_to_path
-from memory_lens.lsp.effective import effective_result, memory_at, memory_for_uri, target_dir_of, uri_target_dir
+from memory_lens.lsp.effective import effective_result, memory_at, memory_for_uri, uri_target_dir
 from memory_lens.lsp.server import MemoryLensServer, OpenDoc
 
 
@@ -119,7 +119,7 @@ def context_dir(ls: MemoryLensServer, uri: str | None) -> Path | None:
 
 def area_of(ls: MemoryLensServer, path: Path) -> WriteArea:
     """Where a write to memory file PATH may land (`entries.write_area`), with the user's opt-in."""
-    directory = target_dir_of(path)
+    directory = document_target(path)
     root = find_project_root(directory) if directory is not None else None
     return write_area(scope_of(ls, path), root, ls.settings, path, follow_outside_links(ls), FOLLOW_HINT)
 

@@ -10,50 +10,24 @@ long). Files need not be open, nor exist: the nearest existing directory is used
 
 from __future__ import annotations
 
-import errno
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
 from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, agent_view, check_agent
-from memory_lens.core.discovery import ChainPlan, Candidate, Scope
-from memory_lens.core.files import realpath
+from memory_lens.core.discovery import ChainPlan, Candidate, Scope, document_target
 from memory_lens.core.merge import Memory, estimate_tokens, merge_plan
 from memory_lens.lsp.convert import path_to_uri, plain, text_document_uri, uri_to_path
 from memory_lens.lsp.protocol import EFFECTIVE_REQUEST
 from memory_lens.lsp.server import MemoryLensServer
 
 
-def target_dir_of(path: Path) -> Path | None:
-    """The directory memory is loaded for, as `memory-lens show PATH` takes it: PATH itself when
-    it is a directory, else the directory the file is in (a symlinked file counts where the link
-    is), symlinks of the directories resolved; the nearest existing ancestor when the file or
-    its directory does not exist yet. None when the system cannot resolve PATH at all (a NUL
-    byte, a name too long): callers treat it like a non-file URI."""
-    try:
-        try:
-            if stat.S_ISDIR(os.stat(path).st_mode):
-                return Path(realpath(path))
-        except (FileNotFoundError, NotADirectoryError):
-            pass
-        except OSError as err:
-            if err.errno == errno.ENAMETOOLONG:
-                return None
-        directory = Path(realpath(path.parent))
-        while not directory.is_dir() and directory != directory.parent:
-            directory = directory.parent
-        return directory
-    except (OSError, ValueError):
-        return None
-
-
 def uri_target_dir(uri: str) -> Path | None:
-    """`target_dir_of` the path of URI; None for non-file URIs and paths that cannot be used."""
+    """The directory memory is loaded for, for the document at URI (`core.discovery.document_target`);
+    None for non-file URIs and paths that cannot be used."""
     path = uri_to_path(uri)
-    return None if path is None else target_dir_of(path)
+    return None if path is None else document_target(path)
 
 
 def memory_at(ls: MemoryLensServer, directory: Path | None) -> Memory:

@@ -17,8 +17,8 @@ from memory_lens.core.files import realpath
 from memory_lens.core.imports import IMPORTED, expand_imports, mention_at
 from memory_lens.core.markdown import parse
 from memory_lens.core.merge import Memory
+from memory_lens.core.discovery import document_target
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
-from memory_lens.lsp.effective import target_dir_of
 from memory_lens.lsp.server import MemoryLensServer
 
 
@@ -114,7 +114,7 @@ def register(server: MemoryLensServer) -> None:
             return None
         assert path is not None
         doc = ls.document(params.text_document.uri)  # None for an unusable file: no hover
-        directory = target_dir_of(path)
+        directory = document_target(path)
         if doc is None or directory is None:
             return None
         line = params.position.line
