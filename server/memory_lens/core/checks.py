@@ -103,10 +103,18 @@ class FileEntries:
     def entries(self) -> tuple[Entry, ...]:
         return tuple(parse(self.text).entries)
 
+    @property
+    def has_duplicates(self) -> bool:
+        """Whether some entry is written more than once: fewer first occurrences than entries
+        (entries with no text aside)."""
+        return len(self.first_line) + self.keys.count("") < len(self.keys)
+
     @cached_property
     def duplicates(self) -> tuple[Finding, ...]:
         """The same entry written again in this file (on the later lines): they depend on this
         file alone, so they are worked out once per version of it."""
+        if not self.has_duplicates:
+            return ()
         found: list[Finding] = []
         first_line = self.first_line
         for key, start, end in zip(self.keys, self.lines, self.end_lines):
@@ -124,6 +132,8 @@ class FileEntries:
         its first copy, pointing at the first occurrence, then at the other copies (at most
         `MAX_RELATED` locations in all). What the language server shows: a file with the same
         line 260,000 times gets one diagnostic, not 260,000."""
+        if not self.has_duplicates:
+            return ()
         copies: dict[int, list[int]] = {}
         first_line = self.first_line
         for i, (key, start) in enumerate(zip(self.keys, self.lines)):
