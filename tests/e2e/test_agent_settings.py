@@ -1,9 +1,12 @@
-"""Gemini's settings.json in the language server: `~/.gemini/settings.json` chooses the memory files
-and the import format of memory/effective, and the `memoryLens.filenames` setting still wins."""
+"""Gemini's settings.json in the language server: `~/.gemini/settings.json` and each project's own
+`.gemini/settings.json` choose the memory files and the import format of memory/effective, edits
+are followed while the server runs, and the `memoryLens.filenames` setting still wins."""
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +41,47 @@ async def test_filenames_setting_beats_settings_json(ws: Workspace, start: Start
     result = await lsp.effective(ws.proj)
     assert [s["path"] for s in result["sources"]] == [str(ws.global_dir / "GEMINI.md"), str(ws.proj / "GEMINI.md")]
     assert "--- File: " in result["text"]  # the import format still comes from settings.json
+
+
+def two_trusted_projects(ws: Workspace) -> tuple[Path, Path]:
+    """work/a and work/b, each a git project with an AGENTS.md and a GEMINI.md; work/ is trusted,
+    so Gemini reads each project's own .gemini/settings.json."""
+    ws.write("home/.gemini/trustedFolders.json",
+             json.dumps({os.path.realpath(ws.root / "work"): "TRUST_FOLDER"}))
+    a, b = ws.project("work/a"), ws.project("work/b")
+    for p in (a, b):
+        ws.write(p / "AGENTS.md", f"{p.name} agents\n")
+        ws.write(p / "GEMINI.md", f"{p.name} gemini\n")
+    ws.write("work/a/.gemini/settings.json", json.dumps({"context": {"fileName": "AGENTS.md"}}))
+    return a, b
+
+
+def names(result: dict) -> list[str]:
+    return [Path(s["path"]).relative_to(Path(s["path"]).parents[1]).as_posix() for s in result["sources"]
+            if s["scope"] == "project"]
+
+
+async def test_each_project_has_its_own_settings_json(ws: Workspace, start: Starter) -> None:
+    a, b = two_trusted_projects(ws)
+    lsp = await start(folders=[a, b])
+    assert names(await lsp.effective(a / "GEMINI.md")) == ["a/AGENTS.md", "a/GEMINI.md"]
+    assert names(await lsp.effective(b / "GEMINI.md")) == ["b/GEMINI.md"]
+    for p in (a, b):  # the CLI, run from the same home, agrees
+        assert (await lsp.effective(p / "GEMINI.md"))["text"] == (await ws.cli_json("show", str(p)))["text"]
+
+
+async def test_settings_json_edited_while_the_server_runs(ws: Workspace, start: Starter) -> None:
+    a, b = two_trusted_projects(ws)
+    lsp = await start(folders=[a, b])
+    assert names(await lsp.effective(b / "GEMINI.md")) == ["b/GEMINI.md"]
+    ws.write("work/b/.gemini/settings.json", json.dumps({"context": {"fileName": ["AGENTS.md"]}}))
+    result = await lsp.effective(b / "GEMINI.md")
+    assert names(result) == ["b/AGENTS.md", "b/GEMINI.md"]
+    assert result["text"].endswith("b agents\n\nb gemini")
+    # Edited in place: a's file now asks for flat imports and no longer names AGENTS.md.
+    ws.write("work/a/.gemini/settings.json", json.dumps({"context": {"importFormat": "flat"}}))
+    result = await lsp.effective(a / "GEMINI.md")
+    assert names(result) == ["a/GEMINI.md"]
+    assert f"--- File: {a} ---\na gemini\n--- End of File: {a} ---" in result["text"]
+    ws.write("home/.gemini/trustedFolders.json", "{}")  # no longer trusted: the user's settings alone
+    assert "--- File: " not in (await lsp.effective(a / "GEMINI.md"))["text"]

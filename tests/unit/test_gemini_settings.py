@@ -13,10 +13,18 @@ from memory_lens.core.gemini_settings import (
     context_filenames,
     expand_env,
     read_gemini_settings,
+    settings_paths,
     strip_json_comments,
 )
 from memory_lens.core.imports import expand_imports
-from memory_lens.core.settings import SettingsError, parse_count, parse_dir, parse_filenames, resolve_settings
+from memory_lens.core.settings import (
+    SettingsError,
+    parse_count,
+    parse_dir,
+    parse_filenames,
+    resolve_settings,
+    with_agent_settings,
+)
 
 
 @pytest.fixture
@@ -214,6 +222,31 @@ def test_lsp_settings_win_over_settings_json_and_keep_the_rest() -> None:
     bad = parse_config({"filenames": ["a/b.md"], "globalDir": " ", "tokenBudget": True}, ServerConfig(),
                        warnings.append)
     assert bad == ServerConfig() and len(warnings) == 3
+
+
+def test_another_directory_s_layer_replaces_the_first_and_explicit_names_stay() -> None:
+    """What the language server does per directory: the settings.json layer of one working
+    directory replaced by another's, over the same explicit values."""
+    from memory_lens.lsp.config import ServerConfig, parse_config, to_settings
+
+    started = resolve_settings(environ={}, agent=AGENT)  # `serve` started in a project with AGENT
+    assert not started.filenames_explicit
+    other = with_agent_settings(started, GeminiSettings(filenames=("CLAUDE.md", "GEMINI.md")))
+    assert (other.filenames, other.boundary_markers, other.import_format) == (
+        ("CLAUDE.md", "GEMINI.md"), (".git",), "tree")
+    assert with_agent_settings(started, GeminiSettings()) == resolve_settings(environ={})
+    flagged = resolve_settings(["X.md"], environ={}, agent=AGENT)
+    assert with_agent_settings(flagged, GeminiSettings(filenames=("CLAUDE.md",), import_format="flat")).filenames == (
+        "X.md",)
+    editor = to_settings(parse_config({"filenames": ["Y.md"]}, ServerConfig(), print), started)
+    assert with_agent_settings(editor, GeminiSettings(filenames=("CLAUDE.md",))).filenames == ("Y.md",)
+
+
+def test_settings_paths_are_what_read_gemini_settings_reads(home: Path) -> None:
+    assert settings_paths(home / "p", environ={"GEMINI_CLI_HOME": str(home)}) == (
+        home / ".gemini" / "settings.json", home / ".gemini" / "trustedFolders.json", home / "p" / ".gemini" /
+        "settings.json")
+    assert settings_paths(None, environ={"GEMINI_CLI_HOME": "/elsewhere"})[0] == Path("/elsewhere/.gemini/settings.json")
 
 
 @pytest.mark.parametrize("user_data", [{"security": "x"}, {"security": {"folderTrust": 1}}, {"security": None}])

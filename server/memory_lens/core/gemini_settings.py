@@ -190,13 +190,29 @@ def _raw_user(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def gemini_home(environ: Mapping[str, str]) -> Path:
+    """Gemini's homedir(): `$GEMINI_CLI_HOME` when set, else the home directory."""
+    return Path(environ["GEMINI_CLI_HOME"]) if environ.get("GEMINI_CLI_HOME") else Path.home()
+
+
+def settings_paths(working_dir: Path | None, environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """Every file `read_gemini_settings(WORKING_DIR)` reads: the user file, the folder trust rules
+    and the workspace file. What it returns changes only when one of them does (or the
+    environment), so a caller that keeps the answer checks these files' identities."""
+    home = gemini_home(os.environ if environ is None else environ)
+    paths = [home / GEMINI_DIR / SETTINGS_FILE, home / GEMINI_DIR / TRUSTED_FOLDERS_FILE]
+    if working_dir is not None:
+        paths.append(Path(working_dir) / GEMINI_DIR / SETTINGS_FILE)
+    return tuple(paths)
+
+
 def read_gemini_settings(working_dir: Path | None, home: Path | None = None,
                          environ: Mapping[str, str] | None = None) -> GeminiSettings:
     """The `context` memory settings Gemini CLI would use for a session in WORKING_DIR (None:
     the user file alone). Never raises: an unusable file is left out with a warning."""
     env = os.environ if environ is None else environ
-    if home is None:  # Gemini's homedir(): GEMINI_CLI_HOME when set
-        home = Path(env["GEMINI_CLI_HOME"]) if env.get("GEMINI_CLI_HOME") else Path.home()
+    if home is None:
+        home = gemini_home(env)
     user_file = home / GEMINI_DIR / SETTINGS_FILE
     files = [user_file]
     if working_dir is not None and _real(str(working_dir)) != _real(str(home)):

@@ -16,7 +16,7 @@ default. The parsing every front end shares (comma lists, `~`, counts) is here t
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -48,6 +48,7 @@ class Settings:
     import_format: str = DEFAULT_IMPORT_FORMAT  # "tree" or "flat", as Gemini CLI writes imports
     warnings: tuple[str, ...] = field(default=(), compare=False)  # unusable agent settings files
     agents: tuple[str, ...] | None = None  # checked per agent (core/agents/budget.py); None: the default
+    filenames_explicit: bool = False  # filenames from a flag, the environment or an editor setting
 
     @property
     def primary_filename(self) -> str:
@@ -114,29 +115,17 @@ def resolve_settings(
     """Build Settings from explicit values, falling back to the environment, then to AGENT
     (Gemini CLI's settings.json, from `read_gemini_settings`), then defaults."""
     env = os.environ if environ is None else environ
-    agent = agent or GeminiSettings()
-    names: Iterable[str]
+    names: Iterable[str] = ()
     if filenames:
         names = filenames
     elif env.get(ENV_FILENAMES, "").strip():
         names = parse_filenames(env[ENV_FILENAMES])
-    elif agent.filenames:
-        names = agent.filenames
-    else:
-        names = (DEFAULT_FILENAME,)
     if global_dir is not None and str(global_dir) != "":
         gdir = Path(os.path.expanduser(os.fspath(global_dir)))
     elif env.get(ENV_GLOBAL_DIR, "").strip():
         gdir = parse_dir(env[ENV_GLOBAL_DIR])
     else:
         gdir = Path.home() / ".gemini"
-    warnings = list(agent.warnings)
-    if agent.filenames and not filenames and not env.get(ENV_FILENAMES, "").strip():
-        try:
-            validate_filenames(agent.filenames)
-        except SettingsError as err:
-            warnings.append(f"ignoring context.fileName from Gemini's settings.json: {err}")
-            names = (DEFAULT_FILENAME,)
     if budget_bytes is not None:
         budget: int | None = budget_bytes
     elif budget_tokens is not None:
@@ -154,12 +143,34 @@ def resolve_settings(
             raise SettingsError(str(err)) from None
     elif max_file_bytes < 1:
         raise SettingsError(f"invalid file size limit {max_file_bytes}: give a number of bytes, 1 or more")
-    return Settings(
-        filenames=validate_filenames(names),
+    settings = Settings(
+        filenames=validate_filenames(names) if names else (DEFAULT_FILENAME,),
         global_dir=Path(os.path.abspath(gdir)),
         budget_bytes=budget,
         budget_tokens=budget_tokens,
         max_file_bytes=max_file_bytes,
+        filenames_explicit=bool(names),
+    )
+    return with_agent_settings(settings, agent or GeminiSettings())
+
+
+def with_agent_settings(settings: Settings, agent: GeminiSettings) -> Settings:
+    """SETTINGS with the layer of Gemini's settings.json replaced by AGENT's (`read_gemini_settings`
+    for one working directory): the file names unless they were given explicitly (a flag, the
+    environment, an editor setting), the project root markers and the import format. The language
+    server applies each project's own layer this way over the same explicit values."""
+    warnings = list(agent.warnings)
+    names = settings.filenames
+    if not settings.filenames_explicit:
+        names = (DEFAULT_FILENAME,)
+        if agent.filenames:
+            try:
+                names = validate_filenames(agent.filenames)
+            except SettingsError as err:
+                warnings.append(f"ignoring context.fileName from Gemini's settings.json: {err}")
+    return replace(
+        settings,
+        filenames=names,
         boundary_markers=DEFAULT_BOUNDARY_MARKERS if agent.boundary_markers is None else agent.boundary_markers,
         import_format=agent.import_format or DEFAULT_IMPORT_FORMAT,
         warnings=tuple(warnings),

@@ -179,7 +179,7 @@ def to_settings(cfg: ServerConfig, base: Settings) -> Settings:
     """The core Settings for CFG, starting from BASE (the serve command's own settings)."""
     settings = base
     if cfg.filenames:
-        settings = replace(settings, filenames=cfg.filenames)
+        settings = replace(settings, filenames=cfg.filenames, filenames_explicit=True)
     if cfg.global_dir:
         settings = replace(settings, global_dir=parse_dir(cfg.global_dir))
     if cfg.token_budget is not None:

@@ -32,7 +32,8 @@ from memory_lens.core.files import FileRead, FileStatus, read_memory_file, realp
 from memory_lens.core.imports import read_paths
 from memory_lens.core.merge import Memory, load_sources, merge_plan
 from memory_lens.core.scan import find_memory_files
-from memory_lens.core.settings import Settings
+from memory_lens.core.gemini_settings import read_gemini_settings, settings_paths
+from memory_lens.core.settings import Settings, with_agent_settings
 
 PLAN_CACHE_SIZE = 1024  # chain plans of recently used directories (a few KB each)
 MEMORY_CACHE_SIZE = 32  # merged memories of recently used directories (up to ~100 KB each)
@@ -78,7 +79,9 @@ class MemoryStore:
         self._entry_cache = entry_cache
         self._lock = threading.RLock()
         self._reads: OrderedDict[Path, tuple[Identity, FileRead]] = OrderedDict()
-        self._plans: OrderedDict[tuple[Path, Path | None], ChainPlan] = OrderedDict()
+        self._plans: OrderedDict[tuple, ChainPlan] = OrderedDict()  # (directory, root, settings) -> plan
+        # directory -> (identities of the settings files read, the settings for it)
+        self._layers: OrderedDict[Path, tuple[tuple, Settings]] = OrderedDict()
         # directory -> (chain, its reads, the memory, the identity of each file its imports read)
         self._memories: OrderedDict[Path, tuple[ChainPlan, list[FileRead], Memory, list[tuple[Path, Any]]]] = \
             OrderedDict()
@@ -142,16 +145,38 @@ class MemoryStore:
 
     # Memory ----------------------------------------------------------------------------------
 
-    def chain(self, directory: Path) -> ChainPlan:
-        """The chain plan of DIRECTORY (resolved, existing). The project root is looked up on disk
-        every time; the plan for a (directory, root) pair is remembered."""
-        root = find_project_root(directory, partial(has_marker, markers=self.settings.boundary_markers))
+    def settings_for(self, directory: Path) -> Settings:
+        """The settings memory in DIRECTORY is loaded with: the server's, with the layer of Gemini's
+        settings.json read as for Gemini CLI started in DIRECTORY (`core.settings.with_agent_settings`,
+        as `memory-lens show DIRECTORY` reads it). Kept while the files it reads are unchanged."""
+        files = settings_paths(directory)
+        idents = tuple(file_identity(p) for p in files)  # before reading: a change during it shows
         with self._lock:
-            plan = _recall(self._plans, (directory, root))
+            cached = _recall(self._layers, directory)
+        if cached is not None and cached[0] == idents:
+            return cached[1]
+        settings = with_agent_settings(self.settings, read_gemini_settings(directory))
+        with self._lock:
+            _remember(self._layers, directory, (idents, settings), PLAN_CACHE_SIZE)
+        return settings
+
+    def settings_files(self, directory: Path) -> tuple[Path, ...]:
+        """The files `settings_for(DIRECTORY)` depends on (whether they exist or not)."""
+        return settings_paths(directory)
+
+    def chain(self, directory: Path) -> ChainPlan:
+        """The chain plan of DIRECTORY (resolved, existing), with `settings_for(DIRECTORY)`. The
+        project root is looked up on disk every time; the plan for a (directory, root, settings)
+        triple is remembered, so new settings give a new plan."""
+        settings = self.settings_for(directory)
+        root = find_project_root(directory, partial(has_marker, markers=settings.boundary_markers))
+        key = (directory, root, settings.filenames, settings.boundary_markers, settings.import_format)
+        with self._lock:
+            plan = _recall(self._plans, key)
         if plan is None:
-            plan = chain_for_root(directory, root, self.settings)
+            plan = chain_for_root(directory, root, settings)
             with self._lock:
-                _remember(self._plans, (directory, root), plan, PLAN_CACHE_SIZE)
+                _remember(self._plans, key, plan, PLAN_CACHE_SIZE)
         return plan
 
     def memory_for(self, directory: Path) -> Memory:
@@ -166,7 +191,8 @@ class MemoryStore:
                 and all(file_identity(p) == ident for p, ident in cached[3])):
             return cached[2]
         by_path = {c.path: got for c, got in zip(plan.candidates, reads)}
-        memory = merge_plan(plan, by_path.__getitem__, self.settings.boundary_markers, self.settings.import_format)
+        settings = self.settings_for(directory)
+        memory = merge_plan(plan, by_path.__getitem__, settings.boundary_markers, settings.import_format)
         imported = [(p, file_identity(p)) for s in memory.sources for p in sorted(read_paths(s.imports))]
         with self._lock:
             _remember(self._memories, directory, (plan, reads, memory, imported), MEMORY_CACHE_SIZE)
@@ -188,9 +214,10 @@ class MemoryStore:
         else:
             bad = []
         real = Path(realpath(path))
-        general = sources_before(load_sources(self.chain(real.parent), self.read, self.settings.boundary_markers,
-                                              self.settings.import_format)[0], real)  # no merged text needed
-        return bad + check_content(path, text, general, self.settings, indexer=self.entries, grouped=True)
+        settings = self.settings_for(real.parent)
+        general = sources_before(load_sources(self.chain(real.parent), self.read, settings.boundary_markers,
+                                              settings.import_format)[0], real)  # no merged text needed
+        return bad + check_content(path, text, general, settings, indexer=self.entries, grouped=True)
 
     # Known files -------------------------------------------------------------------------------
 
