@@ -42,8 +42,10 @@ def tree(tmp_path: Path) -> tuple[Path, set[Path]]:
     write(root / "api" / "mod1" / ".gitignore", "generated/\n")
     write(root / "api" / "mod1" / "generated" / "GEMINI.md")
     expected.add(write(root / "api" / "mod2" / "generated" / "GEMINI.md"))  # only mod1 ignores it
-    write(root / "web" / "mod3" / ".geminiignore", "private/\n")
+    write(root / "web" / "mod3" / ".geminiignore", "private/\ndeep/er/GEMINI.md\n")  # a directory, a file
     write(root / "web" / "mod3" / "private" / "x" / "GEMINI.md")
+    expected.remove(root / "web" / "mod3" / "deep" / "er" / "GEMINI.md")
+    write(root / "tools" / ".ignore", "mod0/\n")  # not an ignore file agents read: mod0 counts
     expected.add(write(root / "web" / "mod4" / "private" / "GEMINI.md"))
     write(root / "build" / "GEMINI.md")
     write(root / "scratch" / "GEMINI.md")
@@ -88,6 +90,7 @@ def test_rignore_split_over_helper_processes(tree: tuple[Path, set[Path]], alway
     monkeypatch.setattr(scan.subprocess, "Popen", popen)
     assert find_memory_files(root, NAMES, engine="rignore") == sorted(expected)
     assert len(spawned) == 2  # the helpers did start
+    assert all(args[1:6] == ["-E", "-s", "-S", "-m", "memory_lens.core.scan_worker"] for args in spawned)
 
 
 def test_small_trees_start_no_helper(tree: tuple[Path, set[Path]], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -118,5 +121,51 @@ def test_helpers_that_fail_leave_their_subtrees_to_the_caller(tree: tuple[Path, 
                                                              monkeypatch: pytest.MonkeyPatch, helper: str) -> None:
     pytest.importorskip("rignore")
     root, expected = tree
-    monkeypatch.setattr(scan, "_HELPER", helper)
+    monkeypatch.setattr(scan, "helper_command", lambda names: ([sys.executable, "-c", helper], None))
     assert find_memory_files(root, NAMES, engine="rignore") == sorted(expected)
+
+
+@pytest.fixture
+def helpers(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The helper processes a walk starts."""
+    started: list = []
+    real_popen = scan.subprocess.Popen
+
+    def popen(args: list[str], **kwargs):
+        started.append(real_popen(args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(scan.subprocess, "Popen", popen)
+    return started
+
+
+def test_helpers_end_with_the_walk(tree: tuple[Path, set[Path]], always_parallel: None, helpers: list) -> None:
+    pytest.importorskip("rignore")
+    root, expected = tree
+    assert find_memory_files(root, NAMES, engine="rignore") == sorted(expected)
+    assert len(helpers) == 2 and all(proc.returncode is not None for proc in helpers)
+
+
+def test_a_helper_that_stops_answering_is_given_up(tree: tuple[Path, set[Path]], always_parallel: None,
+                                                  helpers: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("rignore")
+    root, expected = tree
+    monkeypatch.setattr(scan, "HELPER_TIMEOUT_SECONDS", 0.5)
+    hang = "import os, time; os.read(0, 1); time.sleep(600)"
+    monkeypatch.setattr(scan, "helper_command", lambda names: ([sys.executable, "-c", hang], None))
+    assert find_memory_files(root, NAMES, engine="rignore") == sorted(expected)
+    assert len(helpers) == 2 and all(proc.returncode is not None for proc in helpers)  # ended, not left behind
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_the_users_global_git_excludes_are_not_read(tree: tuple[Path, set[Path]], always_parallel: None,
+                                                    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                    parallel: bool) -> None:
+    """Like `.ignore` files (in the tree), git's global excludes are not what agents read."""
+    pytest.importorskip("rignore")
+    root, expected = tree
+    write(tmp_path / "config" / "git" / "ignore", "mod1/\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert any(p.parent.name == "mod1" for p in expected)
+    assert find_memory_files(root, NAMES, engine="rignore", parallel=parallel) == sorted(expected)

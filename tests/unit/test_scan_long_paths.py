@@ -84,3 +84,28 @@ def test_a_path_past_path_max_is_skipped_and_the_rest_found(
     assert find_memory_files(root, NAMES, engine=engine, parallel=parallel) == sorted(expected)
     assert skip_warnings(caplog) == []
 
+
+
+@pytest.mark.parametrize("parallel,helpers", [(False, False), (True, True)])
+def test_a_name_that_is_not_utf8_is_skipped_by_rignore_and_the_rest_found(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
+        fresh_warnings: None, parallel: bool, helpers: bool) -> None:
+    """rignore gives paths as text, so it cannot name such a directory: skipped, with a warning
+    (the Python walker, which has bytes to go by, finds its memory file too)."""
+    if not scan.rignore_available():
+        pytest.skip("rignore is not installed")
+    if helpers:
+        monkeypatch.setattr(scan, "MANY_SUBTREES", 1)
+        monkeypatch.setattr(scan, "helper_count", lambda: 2)
+    root = tmp_path / "ws"
+    expected = long_path_workspace(root)
+    try:
+        os.mkdir(os.fsencode(root / "pkg1" / "mod") + b"/bad-\xff")
+    except OSError:
+        pytest.skip("this file system takes only UTF-8 names")
+    bad = Path(os.fsdecode(os.fsencode(root / "pkg1" / "mod") + b"/bad-\xff"))
+    (bad / "GEMINI.md").write_text("- x\n", encoding="utf-8")
+    caplog.set_level(logging.WARNING, logger="memory_lens.scan")
+    assert find_memory_files(root, NAMES, engine="rignore", parallel=parallel) == sorted(expected)
+    assert any("not UTF-8" in message for message in skip_warnings(caplog))
+    assert bad / "GEMINI.md" in find_memory_files(root, NAMES, engine="python")

@@ -14,16 +14,22 @@ from __future__ import annotations
 
 import logging
 import os
+import selectors
+import stat
 import subprocess
+import sys
+import time
+from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+
+from memory_lens.core import scan_worker
+from memory_lens.core.scan_worker import GEMINI_IGNORE
 
 if TYPE_CHECKING:
     import pathspec
 
-GEMINI_IGNORE = ".geminiignore"
 GIT_IGNORE = ".gitignore"
-MAX_ERRORS_IN_A_ROW = 10_000  # a walker that only fails from here on is given up
 
 log = logging.getLogger("memory_lens.scan")
 _warned: set[str] = set()
@@ -70,19 +76,10 @@ def _spec(path: Path) -> pathspec.GitIgnoreSpec | None:
     return spec if spec.patterns else None
 
 
-def _excluded(spec: pathspec.GitIgnoreSpec, rel_parts: Sequence[str], is_dir: bool,
-              memo: dict[tuple[int, str], bool] | None = None) -> bool:
-    """Git semantics: a path is excluded when any parent directory is, or it matches itself.
-    MEMO keeps the verdicts on directories across calls (many paths share parents)."""
+def _excluded(spec: pathspec.GitIgnoreSpec, rel_parts: Sequence[str], is_dir: bool) -> bool:
+    """Git semantics: a path is excluded when any parent directory is, or it matches itself."""
     for i in range(1, len(rel_parts)):
-        rel_dir = "/".join(rel_parts[:i]) + "/"
-        key = (id(spec), rel_dir)
-        hit = memo.get(key) if memo is not None else None
-        if hit is None:
-            hit = bool(spec.check_file(rel_dir).include)
-            if memo is not None:
-                memo[key] = hit
-        if hit:
+        if spec.check_file("/".join(rel_parts[:i]) + "/").include:
             return True
     rel = "/".join(rel_parts) + ("/" if is_dir else "")
     return bool(spec.check_file(rel).include)
@@ -139,34 +136,19 @@ def _walk_python(root: Path, names: frozenset[str]) -> list[Path]:
     return found
 
 
-def _overrides(names: frozenset[str]) -> list[str]:
-    # Only memory files and .geminiignore files are yielded (directories always are).
-    return sorted(names) + [GEMINI_IGNORE, "!.git/"]
-
-
-def _rignore_walk(root: Path, names: frozenset[str], **options: object) -> Iterable[Path]:
-    """What rignore yields under ROOT (memory files, .geminiignore files, directories), as Paths."""
-    import rignore
-
-    walker = iter(rignore.walk(root, ignore_hidden=False, overrides=_overrides(names), follow_links=False, **options))
-    errors = 0
-    while errors < MAX_ERRORS_IN_A_ROW:
-        try:
-            raw = next(walker)
-        except StopIteration:
-            return
-        except OSError as err:  # one entry failed (a path too long to open): the walk goes on
-            errors += 1
-            _skipped(str(err))
-            continue
-        errors = 0
-        yield raw if isinstance(raw, Path) else Path(str(raw))
+def _rignore_walk(root: Path, names: frozenset[str], **options: object) -> Iterator[Path]:
+    """What rignore yields under ROOT (memory files, .geminiignore files, directories), as Paths;
+    the parts it cannot read are logged and skipped."""
+    for found in scan_worker.walk(root, names, **options):
+        if isinstance(found, OSError):
+            _skipped(str(found))
+        else:
+            yield found if isinstance(found, Path) else Path(str(found))
 
 
 def _walk_rignore(root: Path, names: frozenset[str], parallel: bool = True) -> list[Path]:
     """Walk ROOT with rignore. A big tree is split into subtrees (the directories two levels
-    down) walked by helper processes in parallel (see `parallel_walk`); a small one, or one
-    where helpers cannot start, is walked here."""
+    down) walked here and by helper processes at once (see `parallel_walk`)."""
     found: list[Path] = []
     gemini_ignores: list[Path] = []
 
@@ -195,38 +177,53 @@ def _walk_rignore(root: Path, names: frozenset[str], parallel: bool = True) -> l
 def _is_real_dir(path: Path) -> bool:
     """PATH is a directory and not a symlink (False when the system cannot say)."""
     try:
-        return path.is_dir() and not path.is_symlink()
-    except OSError:  # ENAMETOOLONG is not among the errors pathlib swallows
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
         return False
 
 
 def _drop_gemini_ignored(found: list[Path], gemini_ignores: list[Path]) -> list[Path]:
-    """FOUND without what the GEMINI_IGNORES exclude (each applies to its own directory's tree)."""
-    if not gemini_ignores:
-        return found
+    """FOUND without what the GEMINI_IGNORES exclude: each applies to its own directory's tree,
+    and excludes a file when it matches the file or one of the file's directories (git's rule).
+    The directories are judged once each, not once per file in them."""
     specs: dict[str, list[pathspec.GitIgnoreSpec]] = {}
     for p in gemini_ignores:
         if spec := _spec(p):
             specs.setdefault(os.path.dirname(str(p)), []).append(spec)
     if not specs:
         return found
-    memo: dict[tuple[int, str], bool] = {}  # (spec, directory relative to it) -> excluded
+    # directory -> (excluded itself, the specs that judge its entries: (base directory, spec))
+    judged: dict[str, tuple[bool, list[tuple[str, pathspec.GitIgnoreSpec]]]] = {}
 
-    # Only the .geminiignore files of a path's own ancestors can exclude it.
+    def matches(applying: list[tuple[str, pathspec.GitIgnoreSpec]], path: str, suffix: str) -> bool:
+        for base, spec in applying:
+            rel = path[len(base):].lstrip(os.sep)
+            if spec.check_file((rel if os.sep == "/" else rel.replace(os.sep, "/")) + suffix).include:
+                return True
+        return False
+
+    def judge(directory: str) -> tuple[bool, list[tuple[str, pathspec.GitIgnoreSpec]]]:
+        chain = []  # DIRECTORY and its parents not judged yet, from the bottom up
+        d = directory
+        while d not in judged:
+            parent = os.path.dirname(d)
+            if parent == d:  # the file system's root: nothing above judges it
+                judged[d] = (False, [(d, s) for s in specs.get(d, ())])
+                break
+            chain.append(d)
+            d = parent
+        for d in reversed(chain):
+            excluded, applying = judged[os.path.dirname(d)]
+            excluded = excluded or matches(applying, d, "/")
+            own = specs.get(d)
+            judged[d] = (excluded, applying + [(d, s) for s in own] if own else applying)
+        return judged[directory]
+
     kept: list[Path] = []
     for p in found:
         s = str(p)
-        d = os.path.dirname(s)
-        drop = False
-        while not drop:
-            if d in specs:
-                rel_parts = s[len(d):].lstrip(os.sep).split(os.sep)
-                drop = any(_excluded(spec, rel_parts, False, memo) for spec in specs[d])
-            parent = os.path.dirname(d)
-            if parent == d:
-                break
-            d = parent
-        if not drop:
+        excluded, applying = judge(os.path.dirname(s))
+        if not excluded and not matches(applying, s, ""):
             kept.append(p)
     return kept
 
@@ -234,193 +231,192 @@ def _drop_gemini_ignored(found: list[Path], gemini_ignores: list[Path]) -> list[
 # Parallel walking ---------------------------------------------------------------------------------
 #
 # rignore walks on one thread and holds the interpreter lock while it does, so threads cannot
-# share a walk. Big trees are split instead, into the subtrees SPLIT_DEPTH levels down. With
-# MANY_SUBTREES or more, helper processes (`helper_count()`) walk them at once, each taking the
-# next subtree as soon as it is done with one; with fewer, they are walked here until
-# SERIAL_SECONDS have passed, and the helpers take what is left. The ignore crate reads the
-# ignore files of a subtree's parents, so every subtree is walked exactly as within the whole
-# walk. Small trees never start a process. Anything going wrong with a helper (it cannot start,
-# dies, fails on a subtree) sends its subtrees back to be walked here.
+# share a walk. Big trees are split instead, into the subtrees SPLIT_DEPTH levels down, which this
+# process walks one after the other while helper processes (`helper_count()`, run as `python -m
+# memory_lens.core.scan_worker`) take the others from the same queue. The helpers start at once
+# when there are MANY_SUBTREES or more, else when the walk here has taken SERIAL_SECONDS and
+# subtrees are left, so small trees never start a process. The walk here looks at the helpers
+# every POLL_EVERY entries, takes their findings and gives each a next subtree, so they never wait
+# long for one. The ignore crate reads the ignore files of a subtree's parents, so every subtree is
+# walked exactly as within the whole walk. Anything going wrong with a helper (it cannot start,
+# dies, fails on a subtree, says nothing for HELPER_TIMEOUT_SECONDS) leaves its subtrees to be
+# walked here.
 
 SPLIT_DEPTH = 2
 SERIAL_SECONDS = 0.04
 MIN_PARALLEL_SUBTREES = 4
 MANY_SUBTREES = 48
-HELPER_TIMEOUT_SECONDS = 120.0  # with no answer from any busy helper for this long, walk here
-
-# A helper reads NUL-terminated subtree paths on stdin; for each it writes the NUL-terminated
-# paths it finds ("\x02" and the error for a part it skipped), then an empty record (or "\x01" and
-# the error, then the empty record, when the walk could not go on).
-_HELPER = r"""
-import json, os, sys
-sys.path.insert(0, sys.argv[1])
-import rignore
-names = set(json.loads(sys.argv[2]))
-overrides = json.loads(sys.argv[3])
-MAX_ERRORS_IN_A_ROW = int(sys.argv[4])
-out = sys.stdout.buffer
-pending = b""
-while True:
-    chunk = os.read(0, 65536)
-    if not chunk:
-        break
-    pending += chunk
-    *tasks, pending = pending.split(b"\0")
-    for task in tasks:
-        try:
-            walker = iter(rignore.walk(os.fsdecode(task), ignore_hidden=False, overrides=overrides, follow_links=False))
-            errors = 0
-            while errors < MAX_ERRORS_IN_A_ROW:
-                try:
-                    p = next(walker)
-                except StopIteration:
-                    break
-                except OSError as err:
-                    errors += 1
-                    out.write(b"\x02" + str(err).encode("utf-8", "replace").replace(b"\0", b" ") + b"\0")
-                    continue
-                errors = 0
-                if os.path.basename(str(p)) in names:
-                    out.write(os.fsencode(str(p)) + b"\0")
-        except Exception as err:
-            out.write(b"\x01" + str(err).encode("utf-8", "replace").replace(b"\0", b" ") + b"\0")
-        out.write(b"\0")
-        out.flush()
-"""
+MAX_HELPERS = 3
+HELD = 2  # subtrees a helper is given at once, so that it has the next one when it ends one
+POLL_EVERY = 16
+HELPER_TIMEOUT_SECONDS = 120.0
 
 
 def helper_count() -> int:
-    """How many helper processes to use: two on a machine with two cores or more; none on
-    Windows, where pipes cannot be waited on with `selectors`."""
-    return 1 if os.name == "nt" else min(2, os.cpu_count() or 1)
+    """How many helper processes walk beside this one: one per further core this process may run
+    on, at most MAX_HELPERS; none on Windows (where `selectors` cannot wait on pipes)."""
+    if os.name == "nt":
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(0, min(MAX_HELPERS, cores - 1))
+
+
+def helper_command(names: frozenset[str]) -> tuple[list[str], str]:
+    """The command line of a helper, and the directory it runs in: the one holding memory_lens,
+    which `-m` puts first on the module path (`-E -s -S`: nothing from the environment, the
+    user's or the site's packages; rignore's directory comes as an argument)."""
+    import rignore
+
+    import memory_lens
+
+    package_dir = os.path.dirname(os.path.dirname(os.path.abspath(memory_lens.__file__)))
+    rignore_dir = os.path.dirname(os.path.dirname(os.path.abspath(rignore.__file__)))
+    return [sys.executable, "-E", "-s", "-S", "-m", "memory_lens.core.scan_worker", rignore_dir, *sorted(names)], package_dir
 
 
 def parallel_walk(subtrees: list[Path], names: frozenset[str]) -> list[Path]:
     """Every memory file and .geminiignore file in SUBTREES (each walked with rignore)."""
-    import time
-
     wanted = names | {GEMINI_IGNORE}
     found: list[Path] = []
-    queue = list(reversed(subtrees))  # popped from the end: in order
+    queue = deque(subtrees)
+    started = time.perf_counter()
+    crew: _Crew | None = None
+
+    def look_at_helpers() -> None:
+        nonlocal crew
+        if crew is not None:
+            crew.poll(0)
+        elif (helper_count() and len(queue) >= MIN_PARALLEL_SUBTREES
+              and (len(queue) >= MANY_SUBTREES or time.perf_counter() - started >= SERIAL_SECONDS)):
+            crew = _Crew(queue, names)
 
     def walk_here(subtree: Path) -> None:
-        found.extend(p for p in _rignore_walk(subtree, names) if p.name in wanted)
+        for i, path in enumerate(_rignore_walk(subtree, names)):
+            if path.name in wanted:
+                found.append(path)
+            if not i % POLL_EVERY:
+                look_at_helpers()
 
-    started = time.perf_counter()
-
-    def go_parallel() -> bool:
-        # Many subtrees: a big tree, surely; otherwise see how long the first ones take.
-        if helper_count() < 2 or len(queue) < MIN_PARALLEL_SUBTREES:
-            return False
-        return len(queue) >= MANY_SUBTREES or time.perf_counter() - started >= SERIAL_SECONDS
-
-    while queue and not go_parallel():
-        walk_here(queue.pop())
-    if queue:
-        import rignore
-
-        rignore_dir = os.path.dirname(os.path.dirname(os.path.abspath(rignore.__file__)))
-        helped, left = _walk_in_helpers(queue, wanted, _overrides(names), rignore_dir)
-        found.extend(helped)
-        for subtree in left:
-            walk_here(subtree)
+    try:
+        while queue:
+            walk_here(queue.popleft())
+        if crew is not None:
+            for subtree in crew.finish():
+                walk_here(subtree)
+            found.extend(crew.found)
+    finally:
+        if crew is not None:
+            crew.close()
     return found
 
 
 class _Helper:
+    """A helper process, the subtrees it was given and has not finished, and what it said about
+    the first of them so far."""
+
     def __init__(self, proc: subprocess.Popen) -> None:
         self.proc = proc
-        self.buffer = b""
-        self.current: Path | None = None
+        self.held: deque[Path] = deque()
+        self.pending = b""
         self.records: list[Path] = []
         self.failed = False
 
-
-def _walk_in_helpers(queue: list[Path], wanted: frozenset[str], overrides: list[str],
-                     rignore_dir: str) -> tuple[list[Path], list[Path]]:
-    """Walk the subtrees of QUEUE (taken from the end) in helper processes: what they found, and
-    the subtrees left for the caller to walk (all of them when no helper could start)."""
-    import json
-    import selectors
-    import sys
-
-    found: list[Path] = []
-    left: list[Path] = []
-    helpers: list[_Helper] = []
-    selector = selectors.DefaultSelector()
-
-    def assign(h: _Helper) -> None:
-        h.current = queue.pop() if queue else None
+    def give(self, subtree: Path) -> bool:
         try:
-            if h.current is None:
-                h.proc.stdin.close()
-            else:
-                h.proc.stdin.write(os.fsencode(str(h.current)) + b"\0")
-                h.proc.stdin.flush()
-        except OSError:  # the helper is gone; its subtree is walked by the caller
-            if h.current is not None:
-                left.append(h.current)
-                h.current = None
+            self.proc.stdin.write(os.fsencode(os.path.abspath(subtree)) + b"\0")
+            self.proc.stdin.flush()
+        except OSError:  # the helper is gone
+            return False
+        self.held.append(subtree)
+        return True
 
-    try:
-        if sys.executable:
-            for _ in range(helper_count()):
-                try:
-                    proc = subprocess.Popen(
-                        [sys.executable, "-I", "-S", "-c", _HELPER, rignore_dir,
-                         json.dumps(sorted(wanted)), json.dumps(overrides), str(MAX_ERRORS_IN_A_ROW)],
-                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-                except OSError:
-                    break
-                helpers.append(_Helper(proc))
-        for h in helpers:
-            selector.register(h.proc.stdout, selectors.EVENT_READ, h)
-            assign(h)
-        while any(h.current is not None for h in helpers):
-            events = selector.select(timeout=HELPER_TIMEOUT_SECONDS)
-            if not events:
+    def read(self, chunk: bytes) -> Iterator[tuple[Path, list[Path] | None]]:
+        """Each subtree CHUNK finishes, with what was found in it (None: the walk failed)."""
+        *records, self.pending = (self.pending + chunk).split(b"\0")
+        for record in records:
+            if not record:  # the end of a subtree
+                yield self.held.popleft(), None if self.failed else self.records
+                self.records, self.failed = [], False
+            elif record[:1] == b"\x01":
+                self.failed = True
+            elif record[:1] == b"\x02":
+                _skipped(record[1:].decode("utf-8", "replace"))
+            else:
+                self.records.append(Path(str(self.held[0]) + os.fsdecode(record)))
+
+
+class _Crew:
+    """Helper processes walking subtrees taken from QUEUE, until it is empty."""
+
+    def __init__(self, queue: deque[Path], names: frozenset[str]) -> None:
+        self.queue = queue
+        self.found: list[Path] = []
+        self.left: list[Path] = []  # subtrees a helper took but did not walk
+        self.helpers: list[_Helper] = []
+        self.selector = selectors.DefaultSelector()
+        try:
+            command, cwd = helper_command(names)
+        except ImportError:
+            return
+        for _ in range(helper_count()):
+            try:
+                proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL)
+            except OSError:
                 break
-            for key, _ in events:
-                h = key.data
-                chunk = os.read(key.fd, 1 << 16)
-                if not chunk:  # the helper ended (crashed?): its subtree is walked by the caller
-                    selector.unregister(key.fileobj)
-                    if h.current is not None:
-                        left.append(h.current)
-                        h.current = None
-                    continue
-                *records, h.buffer = (h.buffer + chunk).split(b"\0")
-                for record in records:
-                    if record:
-                        if record[:1] == b"\x01":
-                            h.failed = True
-                        elif record[:1] == b"\x02":
-                            _skipped(record[1:].decode("utf-8", "replace"))
-                        else:
-                            h.records.append(Path(os.fsdecode(record)))
-                        continue
-                    if h.current is not None:  # the end of a subtree
-                        if h.failed:
-                            left.append(h.current)
-                        else:
-                            found.extend(h.records)
-                    h.records, h.failed = [], False
-                    assign(h)
-    finally:
-        left.extend(h.current for h in helpers if h.current is not None)
-        left.extend(reversed(queue))
-        queue.clear()
-        selector.close()
-        for h in helpers:
-            for stream in (h.proc.stdin, h.proc.stdout):
+            helper = _Helper(proc)
+            self.helpers.append(helper)
+            self.selector.register(proc.stdout, selectors.EVENT_READ, helper)
+            self._give(helper)
+
+    def _give(self, helper: _Helper) -> None:
+        while self.queue and len(helper.held) < HELD:
+            subtree = self.queue.popleft()
+            if not helper.give(subtree):
+                self.left.append(subtree)
+                return
+
+    def poll(self, timeout: float) -> bool:
+        """Take what the helpers said (waiting at most TIMEOUT seconds): False when none did."""
+        events = self.selector.select(timeout)
+        for key, _ in events:
+            helper: _Helper = key.data
+            chunk = os.read(key.fd, 1 << 16)
+            if not chunk:  # the helper ended (crashed?): what it held is walked here
+                self.selector.unregister(key.fileobj)
+                self.left.extend(helper.held)
+                helper.held.clear()
+                continue
+            for subtree, found in helper.read(chunk):
+                if found is None:
+                    self.left.append(subtree)
+                else:
+                    self.found.extend(found)
+            self._give(helper)
+        return bool(events)
+
+    def finish(self) -> list[Path]:
+        """Wait for the helpers to end their subtrees; the subtrees left to walk here."""
+        while any(h.held for h in self.helpers) and self.poll(HELPER_TIMEOUT_SECONDS):
+            pass
+        for helper in self.helpers:
+            self.left.extend(helper.held)
+            helper.held.clear()
+        left, self.left = self.left, []
+        return left
+
+    def close(self) -> None:
+        """Stop every helper (they end when their input closes; one still busy is killed)."""
+        self.selector.close()
+        for helper in self.helpers:
+            for stream in (helper.proc.stdin, helper.proc.stdout):
                 try:
                     stream.close()
                 except OSError:
                     pass
-            if h.proc.poll() is None:
-                h.proc.kill()
-            h.proc.wait()
-    return found, left
+            if helper.proc.poll() is None:
+                helper.proc.kill()
+            helper.proc.wait()
 
 
 def rignore_available() -> bool:

@@ -1,0 +1,111 @@
+"""How the scan calls rignore, and the helper process that walks subtrees for a big scan.
+
+`walk` is the one place that asks rignore for a walk: the scan (core/scan.py) uses it in its own
+process, and so does the helper, `python -m memory_lens.core.scan_worker RIGNORE_DIR NAME...`,
+which core/scan.py starts to walk subtrees beside it. The helper reads NUL-terminated absolute
+subtree paths on stdin until it is closed; for each subtree it writes NUL-terminated records:
+
+- `/rel/path`: a memory file or `.geminiignore` found, relative to the subtree (the subtree's
+  own directory is not repeated: the caller saw it when it listed the subtrees);
+- `\\x02` and a message: a part of the subtree that could not be read and was skipped;
+- `\\x01` and a message: the walk of the subtree could not go on (the caller walks it again);
+
+then an empty record. The helper imports nothing but rignore (started with `-S`, it does not
+even read the environment's site packages: RIGNORE_DIR is added to its path), and has rignore
+yield plain text instead of `pathlib` paths (core/compat.py), so it starts in little more than
+the time the interpreter takes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from memory_lens.core import compat
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from pathlib import Path
+    from typing import BinaryIO
+
+GEMINI_IGNORE = ".geminiignore"
+MAX_ERRORS_IN_A_ROW = 10_000  # a walker that only fails from here on is given up
+
+
+def overrides(names: Iterable[str]) -> list[str]:
+    """rignore's overrides: only memory files and .geminiignore files are yielded (directories
+    always are), and `.git` is never entered."""
+    return sorted(names) + [GEMINI_IGNORE, "!.git/"]
+
+
+def walk(root: str | Path, names: Iterable[str], **options: object) -> Iterator[Path | OSError]:
+    """What rignore yields under ROOT (memory files, .geminiignore files, directories), and an
+    OSError for each entry it could not read or name (a name that is not UTF-8): the walk goes on
+    after one, and gives up after MAX_ERRORS_IN_A_ROW in a row. Symlinks are not followed; hidden
+    files count. The ignore files read are the ones agents read (and the Python walker): the
+    tree's `.gitignore` files and `.git/info/exclude`, not `.ignore` files or the user's global
+    git excludes."""
+    import rignore
+
+    walker = iter(rignore.walk(root, ignore_hidden=False, overrides=overrides(names), follow_links=False,
+                               read_ignore_files=False, read_global_git_ignore=False, **options))
+    errors = 0
+    while errors < MAX_ERRORS_IN_A_ROW:
+        try:
+            path = next(walker)
+        except StopIteration:
+            return
+        except OSError as err:  # one entry failed (a path too long to open): the walk goes on
+            errors += 1
+            yield err
+            continue
+        except ValueError:  # rignore gives paths as text: a name that is not UTF-8 has none
+            errors += 1
+            yield OSError(f"a name that is not UTF-8 under {root}")
+            continue
+        errors = 0
+        yield path
+
+
+def _message(err: BaseException) -> bytes:
+    return str(err).encode("utf-8", "replace").replace(b"\0", b" ")
+
+
+def walk_subtree(subtree: bytes, names: frozenset[str], out: BinaryIO) -> None:
+    """Write SUBTREE's records to OUT, the empty record last (the format is in the docstring)."""
+    root = os.fsdecode(subtree)
+    wanted = names | {GEMINI_IGNORE}
+    try:
+        for found in walk(root, names):
+            if isinstance(found, OSError):
+                out.write(b"\x02" + _message(found) + b"\0")
+                continue
+            path = str(found)
+            if path != root and os.path.basename(path) in wanted:
+                out.write(os.fsencode(path[len(root):]) + b"\0")
+    except Exception as err:
+        out.write(b"\x01" + _message(err) + b"\0")
+    out.write(b"\0")
+    out.flush()
+
+
+def serve(names: frozenset[str], stdin: int = 0, out: BinaryIO | None = None) -> None:
+    """Walk every subtree read from the file descriptor STDIN until it is closed."""
+    out = out or sys.stdout.buffer
+    pending = b""
+    while chunk := os.read(stdin, 65536):
+        *subtrees, pending = (pending + chunk).split(b"\0")
+        for subtree in subtrees:
+            walk_subtree(subtree, names, out)
+
+
+def main(argv: list[str]) -> None:
+    rignore_dir, *names = argv
+    compat.rignore_yields_text()
+    sys.path.append(rignore_dir)
+    serve(frozenset(names))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
