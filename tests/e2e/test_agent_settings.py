@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import Starter
-from .harness import FEATURE_CLIENTS, Workspace
+from .harness import FEATURE_CLIENTS, Workspace, wait_for
 
 pytestmark = pytest.mark.clients(*FEATURE_CLIENTS)
 
@@ -85,3 +85,14 @@ async def test_settings_json_edited_while_the_server_runs(ws: Workspace, start: 
     assert f"--- File: {a} ---\na gemini\n--- End of File: {a} ---" in result["text"]
     ws.write("home/.gemini/trustedFolders.json", "{}")  # no longer trusted: the user's settings alone
     assert "--- File: " not in (await lsp.effective(a / "GEMINI.md"))["text"]
+
+
+async def test_unusable_project_settings_json_is_one_warning(ws: Workspace, start: Starter) -> None:
+    a, b = two_trusted_projects(ws)
+    lsp = await start(folders=[a, b])
+    ws.write("work/a/.gemini/settings.json", "{not json")
+    assert names(await lsp.effective(a / "GEMINI.md")) == ["a/GEMINI.md"]
+    assert names(await lsp.effective(a / "notes.txt")) == ["a/GEMINI.md"]
+    warning = f"ignoring {a}/.gemini/settings.json: not valid JSON"
+    await wait_for(lambda: any(warning in line for line in lsp.stderr))
+    assert sum(warning in line for line in lsp.stderr) == 1

@@ -8,6 +8,7 @@ recently used ones in memory, all of them on disk (`core/entry_cache.py`).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -34,6 +35,8 @@ from memory_lens.core.merge import Memory, load_sources, merge_plan
 from memory_lens.core.scan import find_memory_files
 from memory_lens.core.gemini_settings import read_gemini_settings, settings_paths
 from memory_lens.core.settings import Settings, with_agent_settings
+
+log = logging.getLogger("memory_lens.lsp")
 
 PLAN_CACHE_SIZE = 1024  # chain plans of recently used directories (a few KB each)
 MEMORY_CACHE_SIZE = 32  # merged memories of recently used directories (up to ~100 KB each)
@@ -82,6 +85,7 @@ class MemoryStore:
         self._plans: OrderedDict[tuple, ChainPlan] = OrderedDict()  # (directory, root, settings) -> plan
         # directory -> (identities of the settings files read, the settings for it)
         self._layers: OrderedDict[Path, tuple[tuple, Settings]] = OrderedDict()
+        self._warned: set[str] = set(settings.warnings)  # already said when the server started
         # directory -> (chain, its reads, the memory, the identity of each file its imports read)
         self._memories: OrderedDict[Path, tuple[ChainPlan, list[FileRead], Memory, list[tuple[Path, Any]]]] = \
             OrderedDict()
@@ -158,6 +162,10 @@ class MemoryStore:
         settings = with_agent_settings(self.settings, read_gemini_settings(directory))
         with self._lock:
             _remember(self._layers, directory, (idents, settings), PLAN_CACHE_SIZE)
+            new = [w for w in settings.warnings if w not in self._warned]
+            self._warned.update(new)
+        for warning in new:  # an unusable settings.json: said once, as `memory-lens show` says it
+            log.warning("%s", warning)
         return settings
 
     def settings_files(self, directory: Path) -> tuple[Path, ...]:
