@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import unicodedata
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -114,12 +115,14 @@ def parse_timestamp(value: str) -> datetime | None:
     return parsed if parsed.tzinfo is not None else None
 
 
+# Control characters (category Cc: U+0000-U+001F, U+007F-U+009F), lone surrogates (Cs) and the
+# line and paragraph separators.
+_BAD_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]")
+
+
 def _bad_chars(text: str) -> str | None:
-    for ch in text:
-        cat = unicodedata.category(ch)
-        if cat in ("Cc", "Cs") or ch in "\u2028\u2029":
-            return f"U+{ord(ch):04X}"
-    return None
+    found = _BAD_CHAR.search(text)
+    return f"U+{ord(found.group()):04X}" if found else None
 
 
 def validate_name(name: Any) -> str:

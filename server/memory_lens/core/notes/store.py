@@ -401,10 +401,11 @@ class NotesStore:
     def _summaries(self, rows: list[Row], query: fulltext.Query | None,
                    scores: dict[int, float] | None) -> list[NoteSummary]:
         has_project = any(loc.scope is Scope.PROJECT for loc in self.locations)
+        in_project = self.index.visible_names(Scope.PROJECT, [r.name for r in rows if r.scope is Scope.GLOBAL]) \
+            if has_project else set()
         out = []
         for row in rows:
-            shadowed = (row.scope is Scope.GLOBAL and has_project
-                        and self.index.find(Scope.PROJECT, row.name) is not None)
+            shadowed = row.scope is Scope.GLOBAL and row.name in in_project
             out.append(NoteSummary(row.name, row.scope, row.tags, row.created_at, row.updated_at,
                                    fulltext.snippet(row.content, query), row.path, row.revision, shadowed,
                                    scores.get(row.id) if scores else None))

@@ -1,0 +1,130 @@
+"""Building and syncing the notes index in bulk: files read the short way give exactly the answer
+of the careful reader, and two processes sharing one index never trip over each other's rows
+(benchmarks/notes_bench.py measures the speed; these check the answers)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+
+import pytest
+
+from memory_lens.core.discovery import Scope
+from memory_lens.core.notes.disk import read_note_file, read_note_files
+from memory_lens.core.notes.model import MAX_FILE_BYTES, NoteError
+
+from notes_fixtures import NotesSandbox, note_data, sandbox  # noqa: F401
+
+
+def _careful(directory, fname: str):
+    """What `read_note_file` says of DIRECTORY/FNAME, in `read_note_files`'s shape."""
+    try:
+        stored = read_note_file(directory / fname, Scope.GLOBAL)
+    except NoteError as err:
+        return str(err) if "no such note file" not in str(err) else "vanished while being read"
+    return stored.note, stored.revision
+
+
+def test_files_read_in_bulk_get_the_careful_readers_answer(sandbox: NotesSandbox, monkeypatch) -> None:  # noqa: F811
+    d = sandbox.global_dir
+    sandbox.write_note(d, "good.json", note_data("good", "plain text", ["a", "B"], "global"))
+    sandbox.write_note(d, "unicode.json", note_data("日本語 note", "café naïve", ["メモ"], "global"))
+    (d / "bom.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(note_data("bom", "x")).encode())
+    sandbox.write_note(d, "bad-json.json", "{not json")
+    sandbox.write_note(d, "wrong-type.json", json.dumps({**note_data("t"), "tags": "a,b"}))
+    sandbox.write_note(d, "missing.json", json.dumps({"name": "m"}))
+    sandbox.write_note(d, "empty.json", "")
+    (d / "nul.json").write_bytes(json.dumps(note_data("nul", "a")).encode().replace(b"a", b"\0", 1))
+    (d / "latin1.json").write_bytes(json.dumps(note_data("l", "x"), ensure_ascii=False).encode().replace(b"x", b"\xe9"))
+    (d / "dir.json").mkdir()
+    os.symlink(d / "nowhere.json", d / "dangling.json")
+    os.symlink(d / "good.json", d / "link.json")
+    os.mkfifo(d / "fifo.json")
+    sandbox.write_note(d, "large.json", note_data("large", "y" * 5000, [], "global"))
+    names = sorted(p.name for p in d.iterdir()) + ["gone.json"]
+
+    got = dict(read_note_files(d, Scope.GLOBAL, names))
+    assert got == {name: _careful(d, name) for name in names}
+    assert got["good.json"][0].tags == ("a", "B") and isinstance(got["fifo.json"], str)
+    assert isinstance(got["dangling.json"], str) and got["gone.json"] == "vanished while being read"
+
+    # A size limit below the note's (MEMORY_LENS_MAX_FILE_SIZE) is reported as the careful reader reports it.
+    monkeypatch.setenv("MEMORY_LENS_MAX_FILE_SIZE", "1000")
+    limited = dict(read_note_files(d, Scope.GLOBAL, ["large.json", "good.json"]))
+    assert limited == {"large.json": _careful(d, "large.json"), "good.json": _careful(d, "good.json")}
+    assert "too large" in limited["large.json"]
+    assert MAX_FILE_BYTES > 1000
+
+
+def test_a_full_build_keeps_one_note_per_name_and_reports_the_rest(sandbox: NotesSandbox) -> None:  # noqa: F811
+    d = sandbox.project_dir()
+    for i in range(300):
+        sandbox.write_note(d, f"n{i:03d}.json", note_data(f"note {i}", f"word{i % 7} common", [f"t{i % 3}"]))
+    sandbox.write_note(d, "zz-again.json", note_data("note 5", "common copy"))
+    sandbox.write_note(d, "broken.json", "[1, 2]")
+    store = sandbox.store()
+    assert store.search("common", limit=200).total == 300
+    assert store.list(tags=["T1"]).total == 100
+    assert store.search("common", tags=["t1", "T1"]).total == 100
+    assert {p.path.name for p in store.problems()} == {"zz-again.json", "broken.json"}
+    assert store.read("note 5").note.content == "word5 common"
+    (d / "n005.json").unlink()  # the copy is now the note of that name
+    assert store.read("note 5").note.content == "common copy"
+    assert store.search("copy").total == 1 and {p.path.name for p in store.problems()} == {"broken.json"}
+    store.close()
+
+
+def test_two_processes_sharing_the_index_sync_each_others_files(sandbox: NotesSandbox, monkeypatch) -> None:  # noqa: F811
+    """Each index remembers the file signatures it holds; a row another process wrote meanwhile
+    must be seen (it would otherwise be inserted twice: a UNIQUE constraint error, after which
+    the whole index would be rebuilt from the files)."""
+    from memory_lens.core.notes.index import NotesIndex
+
+    def no_rebuild(self) -> None:
+        raise AssertionError("the index was rebuilt")
+
+    monkeypatch.setattr(NotesIndex, "_rebuild", no_rebuild)
+    first, second = sandbox.store(), sandbox.store()
+    d = sandbox.project_dir()
+    first.create("one", "alpha")
+    assert second.search("alpha").total == 1
+    for i in range(5):
+        sandbox.write_note(d, f"hand{i}.json", note_data(f"hand {i}", "alpha by hand"))
+        (second if i % 2 else first).index.sync()  # one of them indexes the new file
+        for store in (first, second):
+            store.index.sync(force=True)
+            assert store.search("alpha").total == i + 2
+    second.edit("one", "beta")
+    first.index.sync(force=True)
+    assert first.search("beta").total == 1 and first.search("alpha").total == 5
+    first.close()
+    second.close()
+
+
+def test_the_index_keeps_no_copy_of_the_content_in_the_files_rows(sandbox: NotesSandbox) -> None:  # noqa: F811
+    """Searches join every match with its `files` row: the content lives in its own table."""
+    store = sandbox.store()
+    store.create("n", "some content")
+    db = store.index.db_path
+    assert db is not None
+    store.close()
+    con = sqlite3.connect(db)
+    columns = [r[1] for r in con.execute("PRAGMA table_info(files)")]
+    assert "content" not in columns
+    assert con.execute("SELECT content FROM bodies").fetchall() == [("some content",)]
+    con.close()
+
+
+@pytest.mark.parametrize("fts", [True, False])
+def test_tag_filters_match_whole_tags_whatever_their_case(sandbox: NotesSandbox, fts: bool) -> None:  # noqa: F811
+    store = sandbox.store(fts=fts)
+    store.create("a", "word", ["deploy"])
+    store.create("b", "word", ["deploy-staging"])
+    store.create("c", "word", ["Deploy", "x"])
+    store.create("d", "word", ["stage deploy"])
+    assert sorted(n.name for n in store.search("word", tags=["DEPLOY"]).notes) == ["a", "c"]
+    assert [n.name for n in store.search("word", tags=["deploy", "x"]).notes] == ["c"]
+    assert store.search("word", tags=["deploy-staging"]).total == 1
+    assert store.list(search="word", tags=["stage deploy"]).total == 1
+    store.close()
