@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from timing import median, ms, percentile, spread, timed
 
+from memory_lens.core.entry_cache import FILE_NAME, EntryCache
 from memory_lens.core.scan import find_memory_files, rignore_available
 from memory_lens.core.settings import Settings
 from memory_lens.lsp import diagnostics
@@ -90,19 +92,53 @@ def _edit(path: Path) -> bytes:
     return old
 
 
+def _full_check(settings: Settings, paths: list[Path], cache_file: Path) -> tuple[EntryCache, MemoryStore, dict]:
+    """Diagnostics of PATHS by a new store, its entry cache opened on CACHE_FILE (as a server
+    starting: the cache is opened on first use)."""
+    cache = EntryCache(cache_file)
+    store = MemoryStore(settings, cache)
+    return cache, store, diagnostics.compute(store, paths, {}, "utf-16")
+
+
 def bench_checks(root: Path, manifest: dict, settings: Settings, runs: int) -> dict:
-    """`full`: diagnostics of every memory file with a cold store (reads, parsing, checks).
-    `incremental`: after one file changes on disk, what the live engine rechecks (the file and
-    the files below it), with a warm store."""
+    """`full_cold`: diagnostics of every memory file with a new store and an empty entry cache
+    (reads, parsing, checks: a workspace opened for the first time). `full_warm`: the same with
+    the cache that run filled, and a new store again (a restarted server: nothing is parsed).
+    `full_ms` is the warm figure. `incremental`: after one file changes on disk, what the live
+    engine rechecks (the file and the files below it), with a warm store."""
     paths = sorted(root / p for p in manifest["expected"])
-    full: list[float] = []
-    findings = 0
-    store = MemoryStore(settings)
-    for _ in range(runs):
-        store = MemoryStore(settings)
-        seconds, result = timed(lambda: diagnostics.compute(store, paths, {}, "utf-16"))
-        full.append(seconds)
-        findings = sum(len(d) for d in result.values())
+    cold: list[float] = []
+    warm: list[float] = []
+    findings, same = 0, True
+    with tempfile.TemporaryDirectory(prefix="memory-lens-entry-cache-") as tmp:
+        cache_file = Path(tmp) / FILE_NAME
+        for _ in range(runs):
+            for leftover in Path(tmp).iterdir():
+                leftover.unlink()
+            seconds, (cache, _, first) = timed(lambda: _full_check(settings, paths, cache_file))
+            cache.close()  # a server writes its last rows at exit
+            cold.append(seconds)
+            seconds, (cache, store, result) = timed(lambda: _full_check(settings, paths, cache_file))
+            warm.append(seconds)
+            same = same and result == first
+            findings = sum(len(d) for d in result.values())
+        cache_bytes = sum(f.stat().st_size for f in Path(tmp).iterdir())
+        cache_rows = cache.count()
+        incremental = _bench_incremental(root, manifest, store, paths)
+        cache.close()
+    incremental_runs = incremental.pop("_runs")
+    return {
+        "full_ms": ms(median(warm)), "full_cold_ms": ms(median(cold)), "full_warm_ms": ms(median(warm)),
+        "files": len(paths), "diagnostics": findings, "same_findings_cold_and_warm": same,
+        "entry_cache": {"rows": cache_rows, "bytes": cache_bytes},
+        **incremental,
+        "runs_ms": {"full_cold": spread([t * 1000 for t in cold]), "full_warm": spread([t * 1000 for t in warm]),
+                    "incremental": incremental_runs},
+    }
+
+
+def _bench_incremental(root: Path, manifest: dict, store: MemoryStore, paths: list[Path]) -> dict:
+    """After one file changes on disk, what the live engine rechecks, with STORE warm."""
     known = set(paths)
     incremental: list[float] = []
     affected: list[int] = []
@@ -127,12 +163,9 @@ def bench_checks(root: Path, manifest: dict, settings: Settings, runs: int) -> d
     finally:
         root_file.write_bytes(old)
     return {
-        "full_ms": ms(median(full)), "files": len(paths), "diagnostics": findings,
         "incremental_ms": ms(median(incremental)), "incremental_p90_ms": ms(percentile(incremental, 90)),
         "incremental_max_ms": ms(max(incremental)), "incremental_files_median": median(affected),
-        "incremental_root_ms": ms(root_seconds),
-        "runs_ms": {"full": spread([t * 1000 for t in full]),
-                    "incremental": spread([t * 1000 for t in incremental])},
+        "incremental_root_ms": ms(root_seconds), "_runs": spread([t * 1000 for t in incremental]),
     }
 
 

@@ -36,7 +36,9 @@ def server_command() -> list[str]:
 
 
 def server_env(global_dir: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, MEMORY_LENS_GLOBAL_DIR=str(global_dir))
+    """The server's environment. Its user cache directory (the entry cache, `core/entry_cache.py`)
+    is next to GLOBAL_DIR, empty for the run's first server: later servers of the run start warm."""
+    env = dict(os.environ, MEMORY_LENS_GLOBAL_DIR=str(global_dir), XDG_CACHE_HOME=str(global_dir.parent / "cache"))
     env.pop("MEMORY_LENS_FILENAMES", None)
     env.pop("MEMORY_LENS_WATCHER", None)
     env.update(extra)

@@ -336,7 +336,9 @@ def _connect(path: Path | None) -> Any:
     try:
         if path is not None:
             con.execute("PRAGMA journal_mode=WAL")
-            con.execute("PRAGMA synchronous=NORMAL")
+            # No fsync, not even at checkpoints: after a system crash the file may be damaged,
+            # which `_open` and `_fail` notice (and each row's checksum), and it is only a cache.
+            con.execute("PRAGMA synchronous=OFF")
         if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
             with _transaction(con):  # re-read under the write lock: another server may be here first
                 if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
