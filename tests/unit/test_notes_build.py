@@ -128,3 +128,27 @@ def test_tag_filters_match_whole_tags_whatever_their_case(sandbox: NotesSandbox,
     assert store.search("word", tags=["deploy-staging"]).total == 1
     assert store.list(search="word", tags=["stage deploy"]).total == 1
     store.close()
+
+
+def test_the_background_listing_waits_while_a_request_is_under_way(sandbox: NotesSandbox, monkeypatch) -> None:  # noqa: F811
+    """The refresh's listing and a request compete for the interpreter: the listing pauses while
+    the store answers (up to REFRESH_GIVE_WAY_MAX a round), then goes on."""
+    import threading
+
+    from memory_lens.core.notes import index as index_module
+
+    monkeypatch.setattr(index_module, "REFRESH_GIVE_WAY_MAX", 600.0)
+    sandbox.write_note(sandbox.project_dir(), "a.json", note_data("a", "text"))
+    store = sandbox.store()
+    store.index.sync()
+    (sandbox.project_dir() / "a.json").write_text(json.dumps(note_data("a", "changed in place")))
+    done = threading.Event()
+    counted: list[int] = []
+    with store.index.request():
+        worker = threading.Thread(target=lambda: (counted.append(store.index.refresh()), done.set()))
+        worker.start()
+        assert not done.wait(0.3)  # held back while the request is under way
+    assert done.wait(60)
+    worker.join()
+    assert counted == [1] and store.search("changed").total == 1
+    store.close()

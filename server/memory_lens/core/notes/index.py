@@ -29,9 +29,10 @@ import sqlite3
 import threading
 import time
 import unicodedata
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from memory_lens.core.discovery import Scope
 from memory_lens.core.notes import fulltext
@@ -116,6 +117,7 @@ _FILE_COLUMNS = ("f.id, f.scope, f.fname, f.name, f.tags, f.created_at, f.update
 # 10,000 notes take about 15 MB; the default (2 MB) made every search read pages again.
 _CACHE_KIB = 32 * 1024
 _ORDER = "CASE f.scope WHEN 'project' THEN 0 ELSE 1 END, f.name_key, f.name"
+REFRESH_GIVE_WAY_MAX = 0.5  # seconds a background listing waits for requests, at most, per round
 
 
 class NotesIndex:
@@ -137,6 +139,8 @@ class NotesIndex:
         self._dirty = False  # this connection changed rows (data_version only counts other connections)
         self._known: dict[Scope, dict[str, tuple[int, int, int]]] = {}  # see `_signatures`
         self._known_version = -1
+        self._requests = 0  # see `request`
+        self._requests_lock = threading.Lock()
         self._scan_cache: tuple[int, dict[int, tuple[list[str], list[list[str]]]]] | None = None
         key = "\0".join([SCHEMA_VERSION, "fts" if self.fts else "scan",
                          *(f"{loc.scope.value}={loc.directory}" for loc in self.locations)])
@@ -263,16 +267,37 @@ class NotesIndex:
                 except Exception as err:
                     log.warning("notes: reporting changed notes failed: %s", err)
 
+    @contextmanager
+    def request(self) -> Iterator[None]:
+        """Mark a request under way (the store's operations): the background refresh pauses its
+        listing meanwhile, at most REFRESH_GIVE_WAY_MAX seconds a round. Both threads run Python
+        code, and a request waiting for the interpreter lock behind the listing's 10,000 `stat`
+        calls lost up to 5 ms (the interpreter's switch interval) at each SQLite call it made."""
+        with self._requests_lock:
+            self._requests += 1
+        try:
+            yield
+        finally:
+            with self._requests_lock:
+                self._requests -= 1
+
     def refresh(self) -> int:
         """List every directory and bring the index in step, as `sync(force=True)` does, but with
         the listing (a `stat` per file) done outside the lock, so the requests of other threads
         are not held up by it; the number of files read again or dropped."""
         changed = 0
+        waited = [0.0]
+
+        def give_way() -> None:
+            while self._requests and waited[0] < REFRESH_GIVE_WAY_MAX and not self._stop.is_set():
+                time.sleep(0.002)
+                waited[0] += 0.002
+
         for loc in self.locations:
             if self._stop.is_set():
                 break
             signature = _dir_signature(loc.directory)  # before the listing: a change during it is seen
-            disk = _list_directory(loc.directory)
+            disk = _list_directory(loc.directory, give_way)
             with self._lock:
                 if self._closed:
                     return changed
@@ -747,13 +772,15 @@ def _dir_signature(directory: Path) -> tuple[int, int] | None:
     return (st.st_mtime_ns, st.st_ino)
 
 
-def _list_directory(directory: Path) -> dict[str, tuple[int, int, int]]:
+def _list_directory(directory: Path, give_way: Callable[[], None] | None = None) -> dict[str, tuple[int, int, int]]:
     """(size, mtime_ns, inode) of every note file of DIRECTORY (symlinks followed; a dangling
-    one gets zeros, so it is read and reported)."""
+    one gets zeros, so it is read and reported). GIVE_WAY: called every 256 entries."""
     out: dict[str, tuple[int, int, int]] = {}
     try:
         with os.scandir(directory) as entries:
-            for entry in entries:
+            for n, entry in enumerate(entries):
+                if give_way is not None and not n & 255:
+                    give_way()
                 if not is_note_file(entry.name):
                     continue
                 try:

@@ -369,10 +369,11 @@ class NotesStore:
             if query.empty:
                 raise NoteInvalidError(f"nothing to search for in {search!r}: give at least one word")
         offset = _decode_cursor(cursor, _fingerprint("list", search, wanted, scopes))
-        self.index.sync()
-        ids, total = self.index.list_ids(scopes, wanted, offset, size, query)
-        items = self._summaries(self.index.rows(ids), query, None)
-        return self._page(items, total, offset, ("list", search, wanted, scopes), cursor, scopes)
+        with self.index.request():
+            self.index.sync()
+            ids, total = self.index.list_ids(scopes, wanted, offset, size, query)
+            items = self._summaries(self.index.rows(ids), query, None)
+            return self._page(items, total, offset, ("list", search, wanted, scopes), cursor, scopes)
 
     def search(self, query: str, scope: Any = "both", tags: Sequence[str] = (),
                limit: int | None = None, cursor: str | None = None) -> Page:
@@ -386,11 +387,12 @@ class NotesStore:
         if parsed.empty:
             raise NoteInvalidError(f"nothing to search for in {query!r}: give at least one word")
         offset = _decode_cursor(cursor, _fingerprint("search", query, wanted, scopes))
-        self.index.sync()
-        scored, total = self.index.search_ids(parsed, scopes, wanted, offset, size)
-        scores = dict(scored)
-        items = self._summaries(self.index.rows([i for i, _ in scored]), parsed, scores)
-        return self._page(items, total, offset, ("search", query, wanted, scopes), cursor, scopes)
+        with self.index.request():
+            self.index.sync()
+            scored, total = self.index.search_ids(parsed, scopes, wanted, offset, size)
+            scores = dict(scored)
+            items = self._summaries(self.index.rows([i for i, _ in scored]), parsed, scores)
+            return self._page(items, total, offset, ("search", query, wanted, scopes), cursor, scopes)
 
     def problems(self, scope: Any = "both") -> list[Problem]:
         """Every file of the notes directories that is not a usable note, with the reason."""
@@ -400,9 +402,9 @@ class NotesStore:
 
     def _summaries(self, rows: list[Row], query: fulltext.Query | None,
                    scores: dict[int, float] | None) -> list[NoteSummary]:
-        has_project = any(loc.scope is Scope.PROJECT for loc in self.locations)
-        in_project = self.index.visible_names(Scope.PROJECT, [r.name for r in rows if r.scope is Scope.GLOBAL]) \
-            if has_project else set()
+        in_project: set[str] = set()
+        if any(loc.scope is Scope.PROJECT for loc in self.locations):
+            in_project = self.index.visible_names(Scope.PROJECT, [r.name for r in rows if r.scope is Scope.GLOBAL])
         out = []
         for row in rows:
             shadowed = row.scope is Scope.GLOBAL and row.name in in_project
