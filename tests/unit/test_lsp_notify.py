@@ -156,3 +156,24 @@ def test_without_watchfiles_the_poller_takes_over(monkeypatch: pytest.MonkeyPatc
     while w.failed is None and time.monotonic() < deadline:
         time.sleep(0.01)
     assert w.failed == "the watchfiles package is not installed" and not w.active
+
+
+def test_covers_exactly_the_watched_directories_and_names(watcher: NativeWatcher, tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    memory = tmp_path / "GEMINI.md"
+    assert not watcher.covers(str(memory))  # nothing watched yet
+    watcher.watch([tmp_path], NAMES)
+    wait_active(watcher)
+    assert watcher.covers(str(memory)) and watcher.covers(tmp_path / ".git")
+    assert not watcher.covers(str(tmp_path / "notes.md"))  # a name that is not reported
+    assert not watcher.covers(str(tmp_path / "sub" / "GEMINI.md"))  # one level deep only
+    assert not watcher.covers(str(tmp_path.parent / "GEMINI.md"))
+    watcher.close()
+    assert not watcher.covers(str(memory))
+
+
+def test_covers_nothing_when_polling(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(notify.WATCHER_ENV, "poll")
+    w = NativeWatcher(Recorder())
+    w.watch([tmp_path], NAMES)
+    assert not w.covers(str(tmp_path / "GEMINI.md"))

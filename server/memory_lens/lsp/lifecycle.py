@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from memory_lens.lsp.protocol import SETTINGS_SECTION
-from memory_lens.lsp.server import MemoryLensServer
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer
 
 log = logging.getLogger("memory_lens.lsp")
 
@@ -47,23 +50,19 @@ def register(server: MemoryLensServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: MemoryLensServer, params: types.InitializedParams) -> None:
-        from memory_lens.lsp import watch
-
         ls.live.request_full()
-        watch.start_polling(ls)
-        await watch.register_watchers(ls)
+        await ls.watcher.start()
         if await pull_configuration(ls):
             ls.live.request_full()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: MemoryLensServer, params: types.DidChangeConfigurationParams) -> None:
-        from memory_lens.lsp import watch
         from memory_lens.lsp.convert import plain
 
         changed = ls.update_config(plain(params.settings)) if params.settings else False
         changed = await pull_configuration(ls) or changed
         if changed:
-            await watch.register_watchers(ls)
+            await ls.watcher.on_config_change()
             ls.live.request_full()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
@@ -72,8 +71,6 @@ def register(server: MemoryLensServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: MemoryLensServer, params: None) -> None:
-        from memory_lens.lsp import watch
-
-        watch.stop_polling(ls)
+        ls.watcher.stop()
         if ls.notes_hub is not None:
             ls.notes_hub.close()

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from lsprotocol import types
 
@@ -43,6 +43,12 @@ class LiveEngine:
         self._task: asyncio.Task | None = None
         self.scans = 0
         self.progress_delay = progress_delay()  # seconds a full scan runs before it shows progress
+        self._on_applied: list[Callable[[], None]] = []
+
+    def on_applied(self, callback: Callable[[], None]) -> None:
+        """Call CALLBACK (on the event loop) each time a job has applied its changes to the known
+        files, before it rechecks them (the watcher counts these in its `generation`)."""
+        self._on_applied.append(callback)
 
     def request_full(self) -> None:
         """Rescan the workspace and recheck everything."""
@@ -109,6 +115,8 @@ class LiveEngine:
                 elif not exists:
                     store.drop_known(path)
             store.invalidate(changed)
+        for callback in self._on_applied:
+            callback()
         known = store.known()
         docs = ls.open_memory_docs()
         if not full:

@@ -57,6 +57,14 @@ class NativeWatcher:
         """Whether notifications currently flow for the last set of directories asked for."""
         return self.failed is None and self._active_generation == self._generation
 
+    def covers(self, path: str | os.PathLike[str]) -> bool:
+        """Whether a change of PATH is reported: notifications flow for the last set of
+        directories asked for, PATH's directory is one of them (as given: one level deep, no
+        symlink resolved) and PATH's name is one of the names reported."""
+        directory, name = os.path.split(os.fspath(path))
+        with self._lock:
+            return self.active and name in self._names and directory in self._dirs
+
     @property
     def retiring(self) -> bool:
         """Whether an earlier watch is still running (it may still report a change it caught)."""

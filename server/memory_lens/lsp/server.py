@@ -10,7 +10,7 @@ import asyncio
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -29,6 +29,10 @@ from memory_lens.lsp.config import ServerConfig, parse_config, to_settings
 from memory_lens.lsp.convert import plain_params_converter, uri_to_path
 from memory_lens.lsp.protocol import SERVER_NAME
 from memory_lens.lsp.store import MemoryStore
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.live import LiveEngine
+    from memory_lens.lsp.watch import Watcher
 
 log = logging.getLogger("memory_lens.lsp")
 
@@ -58,7 +62,11 @@ class MemoryLensProtocol(LanguageServerProtocol):
 
 
 class MemoryLensServer(LanguageServer):
-    """Server state: configuration, the memory store, the live engine."""
+    """Server state: configuration, the memory store, open documents. `build_server` adds the
+    live engine (`live`, lsp/live.py) and the watcher (`watcher`, lsp/watch.py)."""
+
+    live: LiveEngine
+    watcher: Watcher
 
     def __init__(self, base_settings: Settings, debug: bool = False) -> None:
         super().__init__(SERVER_NAME, __version__,
@@ -70,20 +78,8 @@ class MemoryLensServer(LanguageServer):
         self.store = MemoryStore(base_settings)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.published: dict[str, bytes] = {}  # a digest of the diagnostics last sent, per URI
-        self.watching_files = False  # the client watches memory files for us
-        self.poll_snapshot: dict[Path, object] = {}
-        self.poll_task: asyncio.Task | None = None
-        self.rescan_task: asyncio.Task | None = None
-        self.notify_key: object = None
-        from memory_lens.lsp.notify import NativeWatcher
-        from memory_lens.lsp.watch import notified
-
-        self.notifier = NativeWatcher(lambda paths: notified(self, paths))
         self._warned: set[str] = set()
         self.notes_hub: Any = None  # lsp.notes.NotesHub, made on the first notes request
-        from memory_lens.lsp.live import LiveEngine
-
-        self.live = LiveEngine(self)
 
     # Capabilities and messages -----------------------------------------------------------------
 
@@ -240,7 +236,12 @@ def build_server(settings: Settings, debug: bool = False) -> MemoryLensServer:
         watch,
     )
 
+    from memory_lens.lsp.live import LiveEngine
+    from memory_lens.lsp.watch import Watcher
+
     server = MemoryLensServer(settings, debug)
+    server.live = LiveEngine(server)
+    server.watcher = Watcher(server)
     for feature in (lifecycle, documents, watch, effective, commands, notes, code_actions, hover, code_lens, symbols,
                     links, definition, completion):
         feature.register(server)

@@ -1,4 +1,4 @@
-"""workspace/didChangeWatchedFiles, plus the server's own watch on disk.
+"""workspace/didChangeWatchedFiles, plus the server's own watch on disk: the `Watcher`.
 
 When the client supports it, the server registers watchers (dynamically) for the memory
 filenames, `.git` markers and ignore files. Because the global directory lies outside the
@@ -18,15 +18,19 @@ import os
 import stat
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from memory_lens.core.discovery import GIT_MARKER, local_dirs, find_project_root
+from memory_lens.core.discovery import GIT_MARKER, find_project_root, local_dirs
 from memory_lens.core.file_identity import file_identity, stat_identity
 from memory_lens.core.files import real_dir
 from memory_lens.core.scan import GEMINI_IGNORE, GIT_IGNORE
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
-from memory_lens.lsp.server import MemoryLensServer
+from memory_lens.lsp.notify import NativeWatcher
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer
 
 log = logging.getLogger("memory_lens.lsp")
 REGISTRATION_ID = "memory-lens-watched-files"
@@ -35,11 +39,245 @@ RESCAN_MIN_SECONDS = 0.75
 RESCAN_COST_FACTOR = 10
 POLL_COST_FACTOR = 20  # sleep at least 20x what one poll costs: the poll stays under ~5% of a core
 SAFETY_POLL_SECONDS = 1.0  # the poll's period while the system's notifications flow
+MARKER_NAMES = (GIT_MARKER, GIT_IGNORE, GEMINI_IGNORE)  # a change of one of these means a full rescan
 
 
-def _watchers(ls: MemoryLensServer) -> list[types.FileSystemWatcher]:
+class Watcher:
+    """The one owner of watching: the client's file watchers, the system's notifications, the
+    disk poller and the workspace rescan, and the state they share. `build_server` makes it;
+    `lifecycle.py` calls its hooks (`start`, `on_config_change`, `stop`); the
+    `workspace/didChangeWatchedFiles` handler hands it the client's events (`on_client_change`).
+    Every change it sees goes to `deliver`, which updates the store and asks the `LiveEngine`
+    (`live.py`) to recheck and publish.
+
+    For readers that cache what they compute from disk:
+
+    - `generation` (int) goes up each time the watcher delivers any change (a client event, a
+      system notification, a poll finding, a rescan finding), right after the store has taken it
+      in (cached reads of the changed paths dropped), and again when the live engine has applied
+      the change to the known files. A reader that sees the same generation twice knows that
+      nothing the watcher reports changed in between. The store is replaced when the settings
+      change: key a cache on `ls.store` too.
+    - `covers(path)` is True when the system's notifications are running and watching the
+      directory PATH is in, for PATH's name (memory filenames, `.git`, `.gitignore`,
+      `.geminiignore`), so that any change of PATH reaches `generation` as an event, within the
+      notifications' delay (at most ~0.1 s after the write). Notifications watch each directory
+      one level deep: a path in a subdirectory of a watched directory is not covered. A watched
+      directory that is itself renamed or replaced is noticed by the safety poll (within
+      `SAFETY_POLL_SECONDS`), not by an event. False whenever notifications are off, failed, or
+      being pointed at a new set of directories.
+
+    State: `client_watches` (the client accepted our file watchers), `notifier` (the system's
+    notifications), the poller's snapshot (each watched path's last seen state), the key of the
+    set of directories the notifications were last pointed at, and the poll and rescan tasks.
+    """
+
+    def __init__(self, ls: MemoryLensServer) -> None:
+        self.ls = ls
+        self.generation = 0
+        self.client_watches = False
+        self.notifier = NativeWatcher(self._notified)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._snapshot: dict[Path, object] = {}  # path -> `path_state` when last polled or reported
+        self._notify_key: object = None
+        self._poll_task: asyncio.Task | None = None
+        self._rescan_task: asyncio.Task | None = None
+        ls.live.on_applied(self._bump)
+
+    # Hooks -------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """After `initialized`: start the poller and the rescan, register the client's watchers."""
+        self._loop = asyncio.get_running_loop()
+        if self._poll_task is None or self._poll_task.done():
+            self._poll_task = asyncio.ensure_future(self._poll_forever())
+        if self._rescan_task is None or self._rescan_task.done():
+            self._rescan_task = asyncio.ensure_future(self._rescan_forever())
+        await self.register_client_watchers()
+
+    async def on_config_change(self) -> None:
+        """New settings (other memory filenames, another global directory): register anew."""
+        await self.register_client_watchers()
+
+    def stop(self) -> None:
+        """On `shutdown`: nothing is watched or reported after this."""
+        self.notifier.close()
+        for task in (self._poll_task, self._rescan_task):
+            if task is not None:
+                task.cancel()
+        self._poll_task = self._rescan_task = None
+
+    def on_client_change(self, paths: set[Path]) -> None:
+        """`workspace/didChangeWatchedFiles`: the client saw PATHS change."""
+        self.deliver(paths)
+
+    def covers(self, path: str) -> bool:
+        """Whether a change of PATH reaches `generation` through a notification (see the class)."""
+        return self.notifier.covers(path)
+
+    # Delivering changes ------------------------------------------------------------------------
+
+    def deliver(self, paths: set[Path]) -> None:
+        """React to changes on disk, from whichever watch saw them first (on the event loop)."""
+        ls = self.ls
+        for p in paths:
+            self._snapshot[p] = path_state(p)
+        ls.store.invalidate(paths)
+        self._bump()
+        memory, full = split_changes(ls, paths)
+        if full:
+            ls.live.request_full()
+        elif memory:
+            ls.live.request_paths(memory)
+
+    def _bump(self) -> None:
+        self.generation += 1
+
+    def _notified(self, paths: set[Path]) -> None:
+        """Changes reported by the system's notifications (called from their thread)."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._deliver_notified, paths)
+
+    def _deliver_notified(self, paths: set[Path]) -> None:
+        log.debug("disk changes notified by the system: %s", sorted(map(str, paths)))
+        try:
+            self.deliver(paths)
+        except Exception:
+            log.exception("handling a file notification failed")
+
+    # The client's watchers ---------------------------------------------------------------------
+
+    async def register_client_watchers(self) -> None:
+        """(Re)register file watchers with the client, when it supports dynamic registration."""
+        ls = self.ls
+        if not ls.supports("workspace.did_change_watched_files.dynamic_registration"):
+            return
+        try:
+            if self.client_watches:
+                await asyncio.wait_for(ls.client_unregister_capability_async(types.UnregistrationParams(
+                    unregisterations=[types.Unregistration(id=REGISTRATION_ID,
+                                                           method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES)])), 10)
+            await asyncio.wait_for(ls.client_register_capability_async(types.RegistrationParams(registrations=[
+                types.Registration(
+                    id=REGISTRATION_ID,
+                    method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=client_watchers(ls)),
+                )])), 10)
+            self.client_watches = True
+        except Exception as err:
+            ls.warn_once(f"the client did not accept file watchers ({err}); watching from the server only")
+
+    # The poller and the notifications ----------------------------------------------------------
+
+    def _unseen_change(self, path: Path) -> bool | None:
+        """For a path the poller has not seen before: True when it is a memory file whose current
+        state the server has not checked (new in a chain, or changed since the check), False when
+        its state can be the baseline, None to decide later (a job is running and will check it).
+
+        Without this, a file that joins the watch set after a change (a file found by the first
+        scan and written right after it; a file created in the chain of a newly opened document)
+        would take its changed state as the baseline, and the change would never show."""
+        ls = self.ls
+        if path.name not in ls.settings.filenames or not os.path.lexists(path):
+            return False
+        checked, ident = ls.store.checked_identity(path)
+        if checked and ident == file_identity(path):
+            return False
+        return None if ls.live.busy else True
+
+    def _poll_once(self, doc_dirs: list[Path]) -> set[Path]:
+        """Compare every watched path with the last poll; return those that changed."""
+        snapshot = self._snapshot
+        changed: set[Path] = set()
+        for p in watch_set(self.ls, doc_dirs):
+            state = path_state(p)
+            if p in snapshot:
+                if snapshot[p] != state:
+                    changed.add(p)
+            else:
+                unseen = self._unseen_change(p)
+                if unseen is None:
+                    continue
+                if unseen:
+                    changed.add(p)
+            snapshot[p] = state
+        return changed
+
+    def _poll_costed(self, doc_dirs: list[Path]) -> tuple[set[Path], float]:
+        """`_poll_once` and the CPU time it took. Not the wall time: a poll that waits for the
+        interpreter while a check runs costs no more, and must not put the next poll seconds away."""
+        started = time.thread_time()
+        changed = self._poll_once(doc_dirs)
+        return changed, time.thread_time() - started
+
+    def _point_notifications(self, doc_dirs: list[Path]) -> bool:
+        """Point the system's notifications at the directories of what the poller watches (worked
+        out again only when the known files, the documents' directories or the settings change).
+        True when they were pointed anew."""
+        ls = self.ls
+        key = (ls.store.known_version, tuple(doc_dirs), ls.settings)
+        if key == self._notify_key and self.notifier.active:
+            return False
+        paths = watch_set(ls, doc_dirs)
+        self.notifier.watch({p.parent for p in paths}, {*ls.settings.filenames, *MARKER_NAMES})
+        self._notify_key = key
+        return True
+
+    async def _poll_forever(self) -> None:
+        """Every POLL_MIN_SECONDS: keep the notifications on the right directories, and poll when
+        they are not flowing, or every SAFETY_POLL_SECONDS when they are (both at most ~5% of a core)."""
+        notifier = self.notifier
+        next_poll = 0.0
+        gap = False  # the notifications were pointed anew: poll once they flow, for what changed meanwhile
+        while True:
+            try:
+                doc_dirs = document_dirs(self.ls)
+                if notifier.failed is None:
+                    gap = await asyncio.to_thread(self._point_notifications, doc_dirs) or gap
+                active = notifier.active
+                if time.monotonic() >= next_poll or (gap and active):
+                    gap = gap and not active
+                    changed, cost = await asyncio.to_thread(self._poll_costed, doc_dirs)
+                    floor = SAFETY_POLL_SECONDS if notifier.active else POLL_MIN_SECONDS
+                    next_poll = time.monotonic() + max(floor, cost * POLL_COST_FACTOR)
+                    if changed:
+                        log.debug("disk changes seen by polling: %s", sorted(map(str, changed)))
+                        self.deliver(changed)
+            except Exception:
+                log.exception("polling failed")
+                next_poll = time.monotonic() + POLL_MIN_SECONDS
+            # While notifications flow, wake up often enough to point them at new directories.
+            await asyncio.sleep(POLL_MIN_SECONDS if notifier.active or notifier.failed is None
+                                else max(POLL_MIN_SECONDS, next_poll - time.monotonic()))
+
+    # The rescan --------------------------------------------------------------------------------
+
+    async def _rescan_forever(self) -> None:
+        """For clients that watch no files: walk the workspace again now and then, so that a memory
+        file an agent creates anywhere shows up. Every RESCAN_MIN_SECONDS, or 10x the walk's own cost
+        on big trees, so the walk stays under ~10% of a core."""
+        ls = self.ls
+        while True:
+            started = time.perf_counter()
+            if not self.client_watches and not ls.live.busy:
+                try:
+                    changed = await asyncio.to_thread(created_or_deleted, ls, ls.folders())
+                    if changed:
+                        log.debug("memory files created or deleted: %s", sorted(map(str, changed)))
+                        self.deliver(changed)
+                except Exception:
+                    log.exception("rescanning failed")
+            cost = time.perf_counter() - started
+            await asyncio.sleep(max(RESCAN_MIN_SECONDS, cost * RESCAN_COST_FACTOR))
+
+
+# What is watched: functions of the server's settings, store and documents, no state of their own.
+
+def client_watchers(ls: MemoryLensServer) -> list[types.FileSystemWatcher]:
+    """The file watchers the server asks the client for."""
     names = list(ls.settings.filenames)
-    globs = [f"**/{n}" for n in names] + [f"**/{GIT_MARKER}", f"**/{GIT_IGNORE}", f"**/{GEMINI_IGNORE}"]
+    globs = [f"**/{n}" for n in names] + [f"**/{n}" for n in MARKER_NAMES]
     watchers = [types.FileSystemWatcher(glob_pattern=g) for g in globs]
     if ls.supports("workspace.did_change_watched_files.relative_pattern_support"):
         base = path_to_uri(ls.settings.global_dir)
@@ -48,46 +286,16 @@ def _watchers(ls: MemoryLensServer) -> list[types.FileSystemWatcher]:
     return watchers
 
 
-async def register_watchers(ls: MemoryLensServer) -> None:
-    """(Re)register file watchers with the client, when it supports dynamic registration."""
-    if not ls.supports("workspace.did_change_watched_files.dynamic_registration"):
-        return
-    try:
-        if ls.watching_files:
-            await asyncio.wait_for(ls.client_unregister_capability_async(types.UnregistrationParams(
-                unregisterations=[types.Unregistration(id=REGISTRATION_ID,
-                                                       method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES)])), 10)
-        await asyncio.wait_for(ls.client_register_capability_async(types.RegistrationParams(registrations=[
-            types.Registration(
-                id=REGISTRATION_ID,
-                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=_watchers(ls)),
-            )])), 10)
-        ls.watching_files = True
-    except Exception as err:
-        ls.warn_once(f"the client did not accept file watchers ({err}); watching from the server only")
-
-
-def classify(ls: MemoryLensServer, paths: set[Path]) -> tuple[set[Path], bool]:
+def split_changes(ls: MemoryLensServer, paths: set[Path]) -> tuple[set[Path], bool]:
     """Split changed PATHS into memory files, and whether a full rescan is needed."""
     names = set(ls.settings.filenames)
     memory = {p for p in paths if p.name in names}
-    full = any(p.name in (GIT_MARKER, GIT_IGNORE, GEMINI_IGNORE) for p in paths)
+    full = any(p.name in MARKER_NAMES for p in paths)
     return memory, full
 
 
-def on_disk_change(ls: MemoryLensServer, paths: set[Path]) -> None:
-    """React to changes on disk, from whichever watcher saw them first."""
-    memory, full = classify(ls, paths)
-    for p in paths:
-        ls.poll_snapshot[p] = _state(p)
-    if full:
-        ls.live.request_full()
-    elif memory:
-        ls.live.request_paths(memory)
-
-
-def _state(path: Path) -> object:
+def path_state(path: Path) -> object:
+    """What the poller compares from one poll to the next for PATH."""
     if path.name == GIT_MARKER:
         return os.path.exists(path)  # only presence matters: git rewrites .git all the time
     try:
@@ -119,7 +327,7 @@ def watch_set(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
     return paths
 
 
-def _doc_dirs(ls: MemoryLensServer) -> list[Path]:
+def document_dirs(ls: MemoryLensServer) -> list[Path]:
     """The workspace folders and the directories of the open documents, resolved. A document
     whose directory the system cannot resolve is left out: it must not stop the watch."""
     dirs = list(ls.folders())
@@ -135,105 +343,7 @@ def _doc_dirs(ls: MemoryLensServer) -> list[Path]:
     return dirs
 
 
-def _unseen_change(ls: MemoryLensServer, path: Path) -> bool | None:
-    """For a path the poller has not seen before: True when it is a memory file whose current
-    state the server has not checked (new in a chain, or changed since the check), False when
-    its state can be the baseline, None to decide later (a job is running and will check it).
-
-    Without this, a file that joins the watch set after a change (a file found by the first
-    scan and written right after it; a file created in the chain of a newly opened document)
-    would take its changed state as the baseline, and the change would never show."""
-    if path.name not in ls.settings.filenames or not os.path.lexists(path):
-        return False
-    checked, ident = ls.store.checked_identity(path)
-    if checked and ident == file_identity(path):
-        return False
-    return None if ls.live.busy else True
-
-
-def _poll_once(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
-    """Compare every watched path with the last poll; return those that changed."""
-    snapshot = ls.poll_snapshot
-    changed: set[Path] = set()
-    for p in watch_set(ls, doc_dirs):
-        state = _state(p)
-        if p in snapshot:
-            if snapshot[p] != state:
-                changed.add(p)
-        else:
-            unseen = _unseen_change(ls, p)
-            if unseen is None:
-                continue
-            if unseen:
-                changed.add(p)
-        snapshot[p] = state
-    return changed
-
-
-def _poll_costed(ls: MemoryLensServer, doc_dirs: list[Path]) -> tuple[set[Path], float]:
-    """`_poll_once` and the CPU time it took. Not the wall time: a poll that waits for the
-    interpreter while a check runs costs no more, and must not put the next poll seconds away."""
-    started = time.thread_time()
-    changed = _poll_once(ls, doc_dirs)
-    return changed, time.thread_time() - started
-
-
-def _update_notifications(ls: MemoryLensServer, doc_dirs: list[Path]) -> bool:
-    """Point the system's notifications at the directories of what the poller watches (worked
-    out again only when the known files, the documents' directories or the settings change).
-    True when they were pointed anew."""
-    key = (ls.store.known_version, tuple(doc_dirs), ls.settings)
-    if key == ls.notify_key and ls.notifier.active:
-        return False
-    paths = watch_set(ls, doc_dirs)
-    ls.notifier.watch({p.parent for p in paths}, {*ls.settings.filenames, GIT_MARKER, GIT_IGNORE, GEMINI_IGNORE})
-    ls.notify_key = key
-    return True
-
-
-def notified(ls: MemoryLensServer, paths: set[Path]) -> None:
-    """Changes reported by the system's notifications (called from their thread)."""
-    loop = ls.loop
-    if loop is not None and not loop.is_closed():
-        loop.call_soon_threadsafe(_on_notified, ls, paths)
-
-
-def _on_notified(ls: MemoryLensServer, paths: set[Path]) -> None:
-    log.debug("disk changes notified by the system: %s", sorted(map(str, paths)))
-    try:
-        on_disk_change(ls, paths)
-    except Exception:
-        log.exception("handling a file notification failed")
-
-
-async def _poll_forever(ls: MemoryLensServer) -> None:
-    """Every POLL_MIN_SECONDS: keep the notifications on the right directories, and poll when
-    they are not flowing, or every SAFETY_POLL_SECONDS when they are (both at most ~5% of a core)."""
-    next_poll = 0.0
-    gap = False  # the notifications were pointed anew: poll once they flow, for what changed meanwhile
-    while True:
-        try:
-            doc_dirs = _doc_dirs(ls)
-            if ls.notifier.failed is None:
-                gap = await asyncio.to_thread(_update_notifications, ls, doc_dirs) or gap
-            active = ls.notifier.active
-            if time.monotonic() >= next_poll or (gap and active):
-                gap = gap and not active
-                changed, cost = await asyncio.to_thread(_poll_costed, ls, doc_dirs)
-                floor = SAFETY_POLL_SECONDS if ls.notifier.active else POLL_MIN_SECONDS
-                next_poll = time.monotonic() + max(floor, cost * POLL_COST_FACTOR)
-                if changed:
-                    log.debug("disk changes seen by polling: %s", sorted(map(str, changed)))
-                    on_disk_change(ls, changed)
-        except Exception:
-            log.exception("polling failed")
-            next_poll = time.monotonic() + POLL_MIN_SECONDS
-        # While notifications flow, wake up often enough to point them at new directories.
-        await asyncio.sleep(POLL_MIN_SECONDS if ls.notifier.active or ls.notifier.failed is None
-                            else max(POLL_MIN_SECONDS, next_poll - time.monotonic()))
-
-
-def _new_or_gone(ls: MemoryLensServer, folders: list[Path]) -> set[Path]:
+def created_or_deleted(ls: MemoryLensServer, folders: list[Path]) -> set[Path]:
     """Memory files created or deleted under FOLDERS since the store last knew them."""
     from memory_lens.core.scan import find_memory_files
 
@@ -245,42 +355,7 @@ def _new_or_gone(ls: MemoryLensServer, folders: list[Path]) -> set[Path]:
     return found ^ known
 
 
-async def _rescan_forever(ls: MemoryLensServer) -> None:
-    """For clients that watch no files: walk the workspace again now and then, so that a memory
-    file an agent creates anywhere shows up. Every RESCAN_MIN_SECONDS, or 10x the walk's own cost
-    on big trees, so the walk stays under ~10% of a core."""
-    while True:
-        started = time.perf_counter()
-        if not ls.watching_files and not ls.live.busy:
-            try:
-                changed = await asyncio.to_thread(_new_or_gone, ls, ls.folders())
-                if changed:
-                    log.debug("memory files created or deleted: %s", sorted(map(str, changed)))
-                    on_disk_change(ls, changed)
-            except Exception:
-                log.exception("rescanning failed")
-        cost = time.perf_counter() - started
-        await asyncio.sleep(max(RESCAN_MIN_SECONDS, cost * RESCAN_COST_FACTOR))
-
-
-def start_polling(ls: MemoryLensServer) -> None:
-    if ls.poll_task is None or ls.poll_task.done():
-        ls.poll_task = asyncio.ensure_future(_poll_forever(ls))
-    if ls.rescan_task is None or ls.rescan_task.done():
-        ls.rescan_task = asyncio.ensure_future(_rescan_forever(ls))
-
-
-def stop_polling(ls: MemoryLensServer) -> None:
-    ls.notifier.close()
-    for task in (ls.poll_task, ls.rescan_task):
-        if task is not None:
-            task.cancel()
-    ls.poll_task = ls.rescan_task = None
-
-
 def register(server: MemoryLensServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: MemoryLensServer, params: types.DidChangeWatchedFilesParams) -> None:
-        paths = {p for c in params.changes if (p := uri_to_path(c.uri)) is not None}
-        ls.store.invalidate(paths)
-        on_disk_change(ls, paths)
+        ls.watcher.on_client_change({p for c in params.changes if (p := uri_to_path(c.uri)) is not None})

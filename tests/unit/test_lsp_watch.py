@@ -1,0 +1,104 @@
+"""lsp/watch.py: the `Watcher`, the one owner of the server's watch on disk, through what it
+offers readers that cache: `generation` and `covers`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from memory_lens.core.settings import Settings
+from memory_lens.lsp import notify
+from memory_lens.lsp.server import MemoryLensServer, build_server
+
+TIMEOUT = 10.0
+
+
+@pytest.fixture
+def global_file(tmp_path: Path) -> Path:
+    home = Path(os.path.realpath(tmp_path)) / "home" / ".gemini"
+    home.mkdir(parents=True)
+    path = home / "GEMINI.md"
+    path.write_text("- Global rule\n", encoding="utf-8")
+    return path
+
+
+def server_for(global_file: Path) -> MemoryLensServer:
+    return build_server(Settings(global_dir=global_file.parent))
+
+
+async def wait_for(condition, what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.02)
+
+
+def test_generation_goes_up_after_the_store_and_again_after_the_engine_took_the_change(
+        global_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ls = server_for(global_file)
+    watcher = ls.watcher
+    seen_by_store: list[int] = []
+    real_invalidate = ls.store.invalidate
+
+    def invalidate(paths=None) -> None:
+        seen_by_store.append(watcher.generation)
+        real_invalidate(paths)
+
+    monkeypatch.setattr(ls.store, "invalidate", invalidate)
+
+    async def run() -> None:
+        before = watcher.generation
+        watcher.on_client_change({global_file})
+        assert seen_by_store == [before]  # the store had the change before the generation moved
+        assert watcher.generation == before + 1
+        await ls.live.idle()  # the engine applies the change to the known files, and says so
+        assert watcher.generation == before + 2
+
+    asyncio.run(run())
+
+
+def test_a_change_found_by_the_poller_moves_the_generation(global_file: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(notify.WATCHER_ENV, "poll")
+    ls = server_for(global_file)
+    watcher = ls.watcher
+
+    async def run() -> None:
+        await watcher.start()
+        try:
+            await asyncio.sleep(0.3)  # a few polls: the baseline is taken
+            await ls.live.idle()
+            before = watcher.generation
+            global_file.write_text("- Global rule\n- Another\n", encoding="utf-8")
+            await wait_for(lambda: watcher.generation > before, "the poller never reported the change")
+            assert not watcher.covers(str(global_file))  # polling only: no notification covers it
+        finally:
+            watcher.stop()
+
+    asyncio.run(run())
+
+
+def test_covered_paths_are_reported_by_notification(global_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("watchfiles")
+    monkeypatch.delenv(notify.WATCHER_ENV, raising=False)
+    ls = server_for(global_file)
+    watcher = ls.watcher
+
+    async def run() -> None:
+        await watcher.start()
+        try:
+            await wait_for(lambda: watcher.covers(str(global_file)), "the global file was never covered")
+            assert not watcher.covers(str(global_file.parent / "sub" / "GEMINI.md"))
+            await ls.live.idle()
+            before = watcher.generation
+            global_file.write_text("- Global rule\n- Another\n", encoding="utf-8")
+            await wait_for(lambda: watcher.generation > before, "the change never reached the generation")
+        finally:
+            watcher.stop()
+        assert not watcher.covers(str(global_file))
+
+    asyncio.run(run())
