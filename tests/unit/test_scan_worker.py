@@ -65,3 +65,11 @@ def test_the_helper_process_as_the_scan_starts_it(subtrees: list[Path]) -> None:
                           capture_output=True, timeout=60, check=True)
     assert done.stderr == b""
     expect(records(done.stdout, subtrees), subtrees)
+
+
+def test_a_skipped_part_is_named_by_its_full_path_after_a_walk_from_inside() -> None:
+    err = OSError("IO error for operation on ./deep/ddd: File name too long (os error 36)")
+    assert scan_worker._message(err, ".", "/ws/m") == (
+        b"IO error for operation on /ws/m/deep/ddd: File name too long (os error 36)")
+    assert scan_worker._message(OSError("./x: Permission denied"), ".", "/ws/m") == b"/ws/m/x: Permission denied"
+    assert scan_worker._message(OSError("/ws/m/x: gone"), "/ws/m", "/ws/m") == b"/ws/m/x: gone"

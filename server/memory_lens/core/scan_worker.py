@@ -68,43 +68,63 @@ def walk(root: str | Path, names: Iterable[str], **options: object) -> Iterator[
         yield path
 
 
-def _message(err: BaseException) -> bytes:
-    return str(err).encode("utf-8", "replace").replace(b"\0", b" ")
+def _message(err: BaseException, start: str, root: str) -> bytes:
+    """ERR's text, with the paths of a walk from START given under ROOT instead."""
+    text = str(err)
+    if start != root:
+        text = (root + text[len(start):] if text.startswith(start + os.sep) else text).replace(
+            f" {start}{os.sep}", f" {root}{os.sep}")
+    return text.encode("utf-8", "replace").replace(b"\0", b" ")
 
 
-def walk_subtree(subtree: bytes, names: frozenset[str], out: BinaryIO) -> None:
-    """Write SUBTREE's records to OUT, the empty record last (the format is in the docstring)."""
+def walk_subtree(subtree: bytes, names: frozenset[str], out: BinaryIO, from_inside: bool = False) -> None:
+    """Write SUBTREE's records to OUT, the empty record last (the format is in the docstring).
+    FROM_INSIDE: walk from within SUBTREE (this process's working directory moves there), so that
+    the system resolves short relative paths instead of long absolute ones, ~10% less time; for
+    the helper process only."""
     root = os.fsdecode(subtree)
+    start = root
     wanted = names | {GEMINI_IGNORE}
+    if from_inside:
+        try:
+            os.chdir(root)
+            start = os.curdir
+        except OSError as err:
+            out.write(b"\x02" + _message(err, root, root) + b"\0\0")
+            out.flush()
+            return
+    prefix = start if start.endswith(os.sep) else start + os.sep
     try:
-        for found in walk(root, names):
+        for found in walk(start, names):
             if isinstance(found, OSError):
-                out.write(b"\x02" + _message(found) + b"\0")
+                out.write(b"\x02" + _message(found, start, root) + b"\0")
                 continue
-            path = str(found)
-            if path != root and os.path.basename(path) in wanted:
-                out.write(os.fsencode(path[len(root):]) + b"\0")
+            path = str(found)  # from within: "./x/GEMINI.md" (or "x/GEMINI.md" from pathlib)
+            if path != start and os.path.basename(path) in wanted:
+                rel = path[len(prefix):] if path.startswith(prefix) else path
+                out.write(os.fsencode(os.sep + rel) + b"\0")
     except Exception as err:
-        out.write(b"\x01" + _message(err) + b"\0")
+        out.write(b"\x01" + _message(err, start, root) + b"\0")
     out.write(b"\0")
     out.flush()
 
 
-def serve(names: frozenset[str], stdin: int = 0, out: BinaryIO | None = None) -> None:
-    """Walk every subtree read from the file descriptor STDIN until it is closed."""
+def serve(names: frozenset[str], stdin: int = 0, out: BinaryIO | None = None, from_inside: bool = False) -> None:
+    """Walk every subtree read from the file descriptor STDIN until it is closed (FROM_INSIDE:
+    see `walk_subtree`)."""
     out = out or sys.stdout.buffer
     pending = b""
     while chunk := os.read(stdin, 65536):
         *subtrees, pending = (pending + chunk).split(b"\0")
         for subtree in subtrees:
-            walk_subtree(subtree, names, out)
+            walk_subtree(subtree, names, out, from_inside)
 
 
 def main(argv: list[str]) -> None:
     rignore_dir, *names = argv
     compat.rignore_yields_text()
     sys.path.append(rignore_dir)
-    serve(frozenset(names))
+    serve(frozenset(names), from_inside=True)
 
 
 if __name__ == "__main__":
