@@ -1,4 +1,7 @@
-"""The CLI sandbox: an isolated workspace in `tmp_path` and a runner for the real `memory-lens`.
+"""The sandbox: an isolated workspace in `tmp_path` and a runner for the real `memory-lens`.
+
+Both layers build their workspaces with `Workspace`: the CLI tests directly, the end-to-end tests
+through `tests/e2e/harness.py`, which adds the default tree and the server session.
 
 Every CLI run gets its own HOME, working directory, lock directory and cache directory under
 `tmp_path`, and an environment without any `MEMORY_LENS_*` variable from the outside, so no test
@@ -16,8 +19,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import pytest
+
 
 RUN_TIMEOUT_SECONDS = 60  # a safety net against hangs (FIFOs, locks), not a timing assertion
+PROJECT_MARKERS = (".git", "GEMINI.md", "AGENTS.md", "CONTEXT.md")  # what chains search upward for
+
+
+def isolated_root(path: Path) -> Path:
+    """PATH resolved, for a sandbox root. Fails the test if its ancestors hold memory files or
+    a `.git`, since those would leak into chains that search upward."""
+    root = Path(os.path.realpath(path))
+    stray = [d / name for d in root.parents for name in PROJECT_MARKERS if os.path.lexists(d / name)]
+    if stray:
+        pytest.fail(f"the temp directory's ancestors hold {stray}; set --basetemp to a clean place")
+    return root
 
 
 def memory_lens_command() -> list[str]:
@@ -57,6 +73,7 @@ class Workspace:
         self.lock_dir = root / "locks"
         self.cache_dir = root / "cache"
         self.config_dir = self.home / ".config"  # notes, approvals: never the real user's
+        self.data_dir = root / "data"
         self.command = list(MEMORY_LENS)  # how to start the installed CLI
         for d in (self.home, self.lock_dir, self.cache_dir):
             d.mkdir(parents=True, exist_ok=True)
@@ -100,13 +117,14 @@ class Workspace:
         os.symlink(target, p)
         return p
 
-    def snapshot(self) -> dict[str, bytes | str]:
-        """Every file and link under the sandbox (locks and caches aside), for "nothing changed"."""
+    def snapshot(self, skip: Sequence[Path] = ()) -> dict[str, bytes | str]:
+        """Every file and link under the sandbox (locks, caches and the directories in SKIP
+        aside), for "nothing changed"."""
+        skipped = {self.lock_dir, self.cache_dir, *skip}
         out: dict[str, bytes | str] = {}
         for dirpath, dirnames, filenames in os.walk(self.root):
             base = Path(dirpath)
-            if base in (self.lock_dir, self.cache_dir) or self.lock_dir in base.parents \
-                    or self.cache_dir in base.parents:
+            if base in skipped or not skipped.isdisjoint(base.parents):
                 dirnames[:] = []
                 continue
             for name in sorted(dirnames + filenames):
@@ -134,7 +152,7 @@ class Workspace:
             MEMORY_LENS_LOCK_DIR=str(self.lock_dir),
             XDG_CACHE_HOME=str(self.cache_dir),
             XDG_CONFIG_HOME=str(self.config_dir),
-            XDG_DATA_HOME=str(self.root / "data"),
+            XDG_DATA_HOME=str(self.data_dir),
             PYTHONIOENCODING="utf-8",
         )
         env.pop("PYTHONPATH", None)

@@ -13,11 +13,12 @@ sets are for tests that cannot apply to the others, with a comment saying why. S
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 import pytest
+
+from sandbox import isolated_root
 
 from .harness import CLIENTS, Session, Workspace, start_session, stop_session
 
@@ -25,13 +26,9 @@ Starter = Callable[..., Awaitable[Session]]
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Workspace:
+def ws(tmp_path: Path, bytecode_cache: Path) -> Workspace:
     """The default sandbox (see `Workspace.build_default`)."""
-    root = Path(os.path.realpath(tmp_path))
-    stray = [d / n for d in root.parents for n in (".git", "GEMINI.md", "AGENTS.md") if os.path.lexists(d / n)]
-    if stray:
-        pytest.fail(f"the temp directory's ancestors hold {stray}; set --basetemp to a clean place")
-    workspace = Workspace(root)
+    workspace = Workspace(isolated_root(tmp_path), bytecode_cache)
     workspace.build_default()
     return workspace
 

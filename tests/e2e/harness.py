@@ -29,6 +29,8 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pytest_lsp import LanguageClient
 
+import sandbox
+
 CLIENTS = ("visual-studio-code", "neovim", "neovim@v0.7.0", "bare")
 # Every feature test runs at least with these: VS Code's, Neovim's and a bare client's capabilities.
 # A test whose server behaviour does not depend on the capabilities may leave out Neovim 0.7.
@@ -249,60 +251,29 @@ async def wait_for(predicate: Callable[[], Any], timeout: float = WAIT_SECONDS, 
 # The sandbox -------------------------------------------------------------------------------
 
 
-class Workspace:
-    """A sandbox under `tmp_path`: HOME with a global memory file, a project, and helpers."""
+class Workspace(sandbox.Workspace):
+    """The sandbox of `tests/sandbox.py` with the end-to-end default tree (`build_default`) and
+    the CLI run from asyncio, to compare the server's answers with `memory-lens`'s."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.home = root / "home"
-        self.global_dir = self.home / ".gemini"
+    def __init__(self, root: Path, bytecode_cache: Path | None = None) -> None:
+        super().__init__(root, bytecode_cache)
         self.global_file = self.global_dir / "GEMINI.md"
-        self.lock_dir = root / "locks"
-        self.cache_dir = root / "cache"
         self.proj = root / "work" / "proj"
-        for d in (self.home, self.lock_dir, self.cache_dir):
-            d.mkdir(parents=True, exist_ok=True)
-
-    def path(self, rel: str | os.PathLike[str]) -> Path:
-        return self.root / rel
-
-    def write(self, rel: str | os.PathLike[str], content: str | bytes) -> Path:
-        """Write CONTENT (bytes exactly; str as UTF-8, no newline translation) at ROOT/REL."""
-        p = self.root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
-        return p
-
-    def read(self, rel: str | os.PathLike[str]) -> str:
-        return (self.root / rel).read_bytes().decode("utf-8")
-
-    def project(self, rel: str | os.PathLike[str]) -> Path:
-        p = self.root / rel
-        (p / ".git").mkdir(parents=True, exist_ok=True)
-        return p
 
     def build_default(self) -> None:
         """home/.gemini/GEMINI.md; work/proj (a git project) with GEMINI.md, pkg/GEMINI.md,
         pkg/sub/mod.py and src/app.py. No file has a finding."""
-        self.write("home/.gemini/GEMINI.md", GLOBAL_TEXT)
+        self.write_global(GLOBAL_TEXT)
         self.project("work/proj")
         self.write("work/proj/GEMINI.md", PROJECT_TEXT)
         self.write("work/proj/pkg/GEMINI.md", PACKAGE_TEXT)
         self.write("work/proj/pkg/sub/mod.py", "VALUE = 1\n")
         self.write("work/proj/src/app.py", "def main():\n    return 'hello'\n")
 
-    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_LENS_")}
-        env.update(HOME=str(self.home), MEMORY_LENS_LOCK_DIR=str(self.lock_dir),
-                   XDG_CACHE_HOME=str(self.cache_dir), XDG_CONFIG_HOME=str(self.home / ".config"),
-                   XDG_DATA_HOME=str(self.root / "data"), PYTHONIOENCODING="utf-8")
-        env.update(extra or {})
-        return env
-
     async def cli(self, *args: str, cwd: Path | None = None, ok: bool = True) -> tuple[int, str, str]:
         """Run the real `memory-lens ARGS` with this sandbox's environment."""
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "memory_lens", *args, cwd=str(cwd or self.home), env=self.env(),
+            *self.command, *args, cwd=str(cwd or self.home), env=self.env(),
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         out, err = await asyncio.wait_for(proc.communicate(), REQUEST_SECONDS)
         rc = proc.returncode or 0

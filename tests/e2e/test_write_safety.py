@@ -39,22 +39,8 @@ BASHRC = b"export PATH=$HOME/bin:$PATH\n- keep me\n"
 
 
 def snapshot(ws: Workspace) -> dict[str, bytes | str]:
-    """Every file, link and directory of the sandbox (the server's locks and caches aside)."""
-    skip = {ws.lock_dir, ws.cache_dir, ws.root / "data"}
-    out: dict[str, bytes | str] = {}
-    for dirpath, dirnames, filenames in os.walk(ws.root):
-        base = Path(dirpath)
-        dirnames[:] = [d for d in dirnames if base / d not in skip]
-        for name in dirnames + filenames:
-            p = base / name
-            rel = str(p.relative_to(ws.root))
-            if p.is_symlink():
-                out[rel] = "-> " + os.readlink(p)
-            elif p.is_dir():
-                out[rel] = "<dir>"
-            else:
-                out[rel] = p.read_bytes()
-    return out
+    """Every file, link and directory of the sandbox (the server's locks, caches and data aside)."""
+    return ws.snapshot(skip=[ws.data_dir])
 
 
 async def refused(lsp: Session, command: str, args: dict[str, Any]) -> str:
