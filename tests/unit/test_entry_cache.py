@@ -266,3 +266,34 @@ def test_a_full_check_gives_the_same_diagnostics_with_and_without_the_cache(
     monkeypatch.setattr(store_module, "READ_CACHE_SIZE", 2)
     monkeypatch.setattr(store_module, "ENTRIES_CACHE_SIZE", 2)
     assert full(EntryCache(disk)) == reference
+
+
+def test_contains_answers_from_the_stored_keys(tmp_path: Path) -> None:
+    cache = EntryCache(tmp_path / "entries.sqlite3")
+    cache.entries(tmp_path / "G.md", TEXT)
+    key = digest(TEXT)
+    keys = index_entries(tmp_path / "G.md", TEXT).keys
+    for wanted in ("use pnpm", "pnpm", "café file", "tabs for indentation still", "", "second marker"):
+        assert cache.contains(key, wanted) is any(wanted in k for k in keys), wanted
+    assert cache.contains(key, "pnpm\nuse") is False
+    assert cache.contains(key, "nowhere at all") is False
+    assert cache.contains(digest("- never stored\n"), "x") is None
+    cache.entries(tmp_path / "E.md", "no entries\n")
+    assert cache.contains(digest("no entries\n"), "") is False
+
+
+def test_the_symbol_search_test_of_a_file_follows_the_disk(tmp_path: Path) -> None:
+    """`MemoryStore.entries_contain` skips reading a file whose identity is unchanged, and sees
+    every change that alters it, even a rewrite of the same size."""
+    memory = tmp_path / "GEMINI.md"
+    memory.write_text("- Use pnpm\n", encoding="utf-8")
+    store = MemoryStore(Settings(global_dir=tmp_path / "global"), EntryCache(tmp_path / "entries.sqlite3"))
+    assert store.entries_contain(memory, "pnpm") and not store.entries_contain(memory, "yarn")
+    memory.write_text("- Use yarn\n", encoding="utf-8")
+    assert store.entries_contain(memory, "yarn") and not store.entries_contain(memory, "pnpm")
+    memory.write_bytes(b"- caf\xe9\n")  # not UTF-8: unusable, not searched (as `current_text` says)
+    assert not store.entries_contain(memory, "caf")
+    memory.write_text("- Café\n", encoding="utf-8")
+    assert store.entries_contain(memory, "café")
+    memory.unlink()
+    assert not store.entries_contain(memory, "caf")

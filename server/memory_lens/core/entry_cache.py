@@ -34,6 +34,7 @@ import threading
 import time
 import unicodedata
 import weakref
+import zlib
 from array import array
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,8 @@ def decode(payload: bytes) -> Parsed | None:
 
 
 def checksum(payload: bytes) -> bytes:
-    return hashlib.blake2b(payload, digest_size=8).digest()
+    """What tells a row's payload is the one written (accidental damage, not tampering)."""
+    return zlib.crc32(payload).to_bytes(4, "little")
 
 
 def _today() -> int:
@@ -223,6 +225,37 @@ class EntryCache:
             if used != _today():
                 self._touched.add(key)
             return found
+
+    def contains(self, key: bytes, wanted: str) -> bool | None:
+        """Whether some entry of the text whose digest is KEY normalises to a text containing
+        WANTED (itself normalised, so without line breaks); None when that text is not cached.
+        Reads the stored keys as bytes, no parsing: the workspace-symbol search over every file."""
+        if "\n" in wanted:
+            return False if self.get(key) is not None else None
+        needle = wanted.encode("utf-8", "surrogatepass")
+        with self._lock:
+            if self._con is None:
+                return None
+            pending = self._pending.get(key)
+            try:
+                row = (pending if pending is not None else
+                       self._con.execute("SELECT payload, checksum FROM entries WHERE digest = ?", (key,)).fetchone())
+            except Exception as err:
+                self._fail(err)
+                return None
+        if row is None or checksum(row[0]) != row[1]:
+            return None
+        payload = row[0]
+        try:
+            (n,) = _COUNT.unpack_from(payload)
+        except struct.error:
+            return None
+        start = 4 + 8 * n
+        if n == 0 or len(payload) < start:
+            return False if n == 0 else None
+        # Keys are joined by line breaks and WANTED has none: a match lies inside one key (UTF-8
+        # never matches in the middle of a character).
+        return payload.find(needle, start) >= 0
 
     def put(self, key: bytes, keys: list[str], lines: Any, end_lines: Any) -> None:
         """Store the parsed entries of the text whose digest is KEY (written in batches)."""

@@ -27,7 +27,7 @@ from memory_lens.core.checks import (
     unusable_finding,
 )
 from memory_lens.core.discovery import ChainPlan, chain_for_root, find_project_root, has_marker
-from memory_lens.core.entry_cache import EntryCache, shared_cache
+from memory_lens.core.entry_cache import EntryCache, digest, shared_cache
 from memory_lens.core.file_identity import NOTHING, Identity, file_identity, quick_identity
 from memory_lens.core.files import FileRead, FileStatus, read_memory_file, realpath
 from memory_lens.core.imports import read_paths
@@ -90,6 +90,7 @@ class MemoryStore:
         self._memories: OrderedDict[Path, tuple[ChainPlan, list[FileRead], Memory, list[tuple[Path, Any]]]] = \
             OrderedDict()
         self._entries: OrderedDict[Path, tuple[str, FileEntries]] = OrderedDict()
+        self._digests: dict[Path, tuple[Identity, bytes]] = {}  # file identity -> digest of its text
         self._known: set[Path] = set()
         self._agent_files: set[Path] = set()  # files of the enabled agents' other names: agent findings only
         self.known_version = 0  # counts the changes of the known set
@@ -130,6 +131,32 @@ class MemoryStore:
         with self._lock:
             _remember(self._entries, path, (text, parsed), ENTRIES_CACHE_SIZE)
         return parsed
+
+    def entries_contain(self, path: Path, wanted: str) -> bool:
+        """Whether some entry of memory file PATH as it is on disk normalises to a text containing
+        WANTED (normalised): the workspace-symbol search's test of every known file. A file whose
+        identity is what it was when this was last asked is not read again: the entry cache
+        answers from the digest of its text then."""
+        if self._entry_cache is None:
+            self._entry_cache = shared_cache()
+        ident = quick_identity(path)
+        with self._lock:
+            memo = self._digests.get(path)
+        if memo is not None and memo[0] == ident:
+            found = self._entry_cache.contains(memo[1], wanted)
+            if found is not None:
+                return found
+        got = self.read(path)
+        if got.status is FileStatus.UNUSABLE:
+            return False
+        key = digest(got.text)
+        if ident is not None and ident is not NOTHING:  # taken before the read: a change since shows
+            with self._lock:
+                self._digests[path] = (ident, key)
+        found = self._entry_cache.contains(key, wanted)
+        if found is None:
+            found = any(wanted in k for k in self.entries(path, got.text).keys)
+        return found
 
     def checked_identity(self, path: Path) -> tuple[bool, Identity | None]:
         """Whether memory file PATH was checked from disk, and its identity then."""
@@ -275,6 +302,7 @@ class MemoryStore:
             self.known_version += 1
             self._reads.pop(path, None)
             self._entries.pop(path, None)
+            self._digests.pop(path, None)
             self._checked.pop(path, None)
             return True
 

@@ -98,6 +98,8 @@ def search_entries(ls: MemoryLensServer, query: str) -> list[types.SymbolInforma
     results: list[types.SymbolInformation] = []
     docs = ls.open_memory_docs()
     for path in sorted(ls.store.known()):
+        if path not in docs and not ls.store.entries_contain(path, wanted):
+            continue  # on disk, no entry matches: answered by the entry cache, nothing parsed
         text, _ = ls.current_text(path, docs)
         if text is None:  # unusable, or an open buffer over the size limit: not parsed
             continue
