@@ -26,8 +26,12 @@ def subtrees(tmp_path: Path) -> list[Path]:
     return [tmp_path / "a" / "GEMINI.md", tmp_path / "b", tmp_path / "missing"]
 
 
+def tasks(subtrees: list[Path]) -> bytes:
+    return b"".join(scan_worker.task_record(i, str(s)) for i, s in enumerate(subtrees))
+
+
 def records(out: bytes, subtrees: list[Path]) -> list[list[bytes]]:
-    """OUT split into each subtree's records (the empty record ends one)."""
+    """OUT split into each subtree's records: its number first, the empty record last."""
     *records, rest = out.split(b"\0")
     assert rest == b""  # every record is NUL-terminated
     runs: list[list[bytes]] = [[]]
@@ -37,7 +41,8 @@ def records(out: bytes, subtrees: list[Path]) -> list[list[bytes]]:
         else:
             runs.append([])
     assert runs.pop() == [] and len(runs) == len(subtrees)
-    return runs
+    assert [run[0] for run in runs] == [b"\x03%d" % i for i in range(len(subtrees))]
+    return [run[1:] for run in runs]
 
 
 def expect(found: list[list[bytes]], subtrees: list[Path]) -> None:
@@ -49,7 +54,7 @@ def expect(found: list[list[bytes]], subtrees: list[Path]) -> None:
 def test_serve_writes_each_subtrees_findings_then_an_empty_record(subtrees: list[Path]) -> None:
     pytest.importorskip("rignore")
     read_end, write_end = os.pipe()
-    os.write(write_end, b"".join(os.fsencode(s) + b"\0" for s in subtrees))
+    os.write(write_end, tasks(subtrees))
     os.close(write_end)
     out = io.BytesIO()
     scan_worker.serve(NAMES, read_end, out)
@@ -61,7 +66,7 @@ def test_the_helper_process_as_the_scan_starts_it(subtrees: list[Path]) -> None:
     pytest.importorskip("rignore")
     command, cwd = scan.helper_command(NAMES)
     assert command[-4:] == ["-m", "memory_lens.core.scan_worker", command[-2], "GEMINI.md"]
-    done = subprocess.run(command, cwd=cwd, input=b"".join(os.fsencode(s) + b"\0" for s in subtrees),
+    done = subprocess.run(command, cwd=cwd, input=tasks(subtrees),
                           capture_output=True, timeout=60, check=True)
     assert done.stderr == b""
     expect(records(done.stdout, subtrees), subtrees)
@@ -73,3 +78,16 @@ def test_a_skipped_part_is_named_by_its_full_path_after_a_walk_from_inside() -> 
         b"IO error for operation on /ws/m/deep/ddd: File name too long (os error 36)")
     assert scan_worker._message(OSError("./x: Permission denied"), ".", "/ws/m") == b"/ws/m/x: Permission denied"
     assert scan_worker._message(OSError("/ws/m/x: gone"), "/ws/m", "/ws/m") == b"/ws/m/x: gone"
+
+
+def test_task_records_are_whole_or_refused(tmp_path: Path) -> None:
+    assert scan_worker.task_record(3, "/" + "d" * scan_worker.RECORD) is None  # too long for a record
+    read_end, write_end = os.pipe()
+    os.write(write_end, scan_worker.task_record(7, "/ws/a/b") + scan_worker.task_record(8, "/ws/c/d"))
+    os.close(write_end)
+    assert scan_worker.read_task(read_end) == (7, "/ws/a/b")
+    os.read(read_end, 1)  # something read part of the next record: the pipe is out of step
+    with pytest.raises(ValueError):
+        scan_worker.read_task(read_end)
+    assert scan_worker.read_task(read_end) is None
+    os.close(read_end)

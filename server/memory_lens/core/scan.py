@@ -238,23 +238,22 @@ def _drop_gemini_ignored(found: list[Path], gemini_ignores: list[Path]) -> list[
 # Parallel walking ---------------------------------------------------------------------------------
 #
 # rignore walks on one thread and holds the interpreter lock while it does, so threads cannot
-# share a walk. Big trees are split instead, into the subtrees SPLIT_DEPTH levels down, which this
-# process walks one after the other while helper processes (`helper_count()`, run as `python -m
-# memory_lens.core.scan_worker`) take the others from the same queue. The helpers start at once
-# when there are MANY_SUBTREES or more, else when the walk here has taken SERIAL_SECONDS and
-# subtrees are left, so small trees never start a process. The walk here looks at the helpers
-# every POLL_EVERY entries, takes their findings and gives each a next subtree, so they never wait
-# long for one. The ignore crate reads the ignore files of a subtree's parents, so every subtree is
-# walked exactly as within the whole walk. Anything going wrong with a helper (it cannot start,
-# dies, fails on a subtree, says nothing for HELPER_TIMEOUT_SECONDS) leaves its subtrees to be
-# walked here.
+# share a walk. Big trees are split instead, into the subtrees SPLIT_DEPTH levels down, walked one
+# at a time by this process and by helper processes (`helper_count()`, `python -m
+# memory_lens.core.scan_worker`), all taking the next subtree from one pipe as soon as they are
+# done with one: no helper waits for this process to hand it work, however busy the machine. The
+# helpers start at once when there are MANY_SUBTREES or more, else when the walk here has taken
+# SERIAL_SECONDS and subtrees are left, so small trees never start a process. Every POLL_EVERY
+# entries the walk here takes what the helpers found. The ignore crate reads the ignore files of a
+# subtree's parents, so every subtree is walked exactly as within the whole walk. A subtree whose
+# findings no helper delivered (it could not start, died, failed on it, said nothing for
+# HELPER_TIMEOUT_SECONDS) is walked here.
 
 SPLIT_DEPTH = 2
 SERIAL_SECONDS = 0.04
 MIN_PARALLEL_SUBTREES = 4
 MANY_SUBTREES = 48
 MAX_HELPERS = 3
-HELD = 2  # subtrees a helper is given at once, so that it has the next one when it ends one
 POLL_EVERY = 16
 HELPER_TIMEOUT_SECONDS = 120.0
 
@@ -292,10 +291,11 @@ def parallel_walk(subtrees: list[Path], names: frozenset[str]) -> list[Path]:
     def look_at_helpers() -> None:
         nonlocal crew
         if crew is not None:
-            crew.poll(0)
+            crew.collect(0)
         elif (helper_count() and len(queue) >= MIN_PARALLEL_SUBTREES
               and (len(queue) >= MANY_SUBTREES or time.perf_counter() - started >= SERIAL_SECONDS)):
-            crew = _Crew(queue, names)
+            crew = _Crew(list(queue), names)  # from now on the crew hands out the subtrees left
+            queue.clear()
 
     def walk_here(subtree: Path) -> None:
         for i, path in enumerate(_rignore_walk(subtree, names)):
@@ -308,6 +308,8 @@ def parallel_walk(subtrees: list[Path], names: frozenset[str]) -> list[Path]:
         while queue:
             walk_here(queue.popleft())
         if crew is not None:
+            while (subtree := crew.take()) is not None:
+                walk_here(subtree)
             for subtree in crew.finish():
                 walk_here(subtree)
             found.extend(crew.found)
@@ -318,109 +320,134 @@ def parallel_walk(subtrees: list[Path], names: frozenset[str]) -> list[Path]:
 
 
 class _Helper:
-    """A helper process, the subtrees it was given and has not finished, and what it said about
-    the first of them so far."""
+    """A helper process, the task it is walking and what it said about it so far."""
 
     def __init__(self, proc: subprocess.Popen) -> None:
         self.proc = proc
-        self.held: deque[Path] = deque()
         self.pending = b""
-        self.records: list[Path] = []
+        self.task: int | None = None
+        self.records: list[bytes] = []
         self.failed = False
-
-    def give(self, subtree: Path) -> bool:
-        try:
-            self.proc.stdin.write(os.fsencode(os.path.abspath(subtree)) + b"\0")
-            self.proc.stdin.flush()
-        except OSError:  # the helper is gone
-            return False
-        self.held.append(subtree)
-        return True
-
-    def read(self, chunk: bytes) -> Iterator[tuple[Path, list[Path] | None]]:
-        """Each subtree CHUNK finishes, with what was found in it (None: the walk failed)."""
-        *records, self.pending = (self.pending + chunk).split(b"\0")
-        for record in records:
-            if not record:  # the end of a subtree
-                yield self.held.popleft(), None if self.failed else self.records
-                self.records, self.failed = [], False
-            elif record[:1] == b"\x01":
-                self.failed = True
-            elif record[:1] == b"\x02":
-                _skipped(record[1:].decode("utf-8", "replace"))
-            else:
-                self.records.append(Path(str(self.held[0]) + os.fsdecode(record)))
 
 
 class _Crew:
-    """Helper processes walking subtrees taken from QUEUE, until it is empty."""
+    """SUBTREES handed out through a pipe to helper processes and to this one (`take`), and what
+    the helpers found in them (`collect`)."""
 
-    def __init__(self, queue: deque[Path], names: frozenset[str]) -> None:
-        self.queue = queue
+    def __init__(self, subtrees: list[Path], names: frozenset[str]) -> None:
+        self.subtrees = subtrees
         self.found: list[Path] = []
-        self.left: list[Path] = []  # subtrees a helper took but did not walk
+        self.done: set[int] = set()  # tasks walked here or whose findings a helper delivered
+        self.records = {i: scan_worker.task_record(i, os.path.abspath(s)) for i, s in enumerate(subtrees)}
+        self.unsent = deque(i for i, record in self.records.items() if record is not None)
+        self.kept = [i for i, record in self.records.items() if record is None]  # too long a path: walked here
         self.helpers: list[_Helper] = []
         self.selector = selectors.DefaultSelector()
+        self.tasks_out, self.tasks_in = os.pipe()
+        os.set_blocking(self.tasks_in, False)  # the write end only: the readers block
+        self._grow_pipe(len(subtrees) * scan_worker.RECORD)
+        self._send()
         try:
             command, cwd = helper_command(names)
         except ImportError:
             return
         for _ in range(helper_count()):
             try:
-                proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                proc = subprocess.Popen(command, cwd=cwd, stdin=self.tasks_out, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL)
             except OSError:
                 break
-            helper = _Helper(proc)
-            self.helpers.append(helper)
-            self.selector.register(proc.stdout, selectors.EVENT_READ, helper)
-            self._give(helper)
+            self.helpers.append(_Helper(proc))
+            self.selector.register(proc.stdout, selectors.EVENT_READ, self.helpers[-1])
 
-    def _give(self, helper: _Helper) -> None:
-        while self.queue and len(helper.held) < HELD:
-            subtree = self.queue.popleft()
-            if not helper.give(subtree):
-                self.left.append(subtree)
+    def _grow_pipe(self, size: int) -> None:
+        import fcntl
+
+        try:  # Linux: room for every task at once if the system allows it (up to 1 MiB)
+            fcntl.fcntl(self.tasks_in, fcntl.F_SETPIPE_SZ, min(size, 1 << 20))
+        except (AttributeError, OSError):
+            pass
+
+    def _send(self) -> None:
+        """Put the tasks not sent yet into the pipe, as many as it takes; close it after the last."""
+        while self.unsent:
+            try:
+                os.write(self.tasks_in, self.records[self.unsent[0]])
+            except BlockingIOError:
                 return
+            self.unsent.popleft()
+        self._close_tasks_in()
 
-    def poll(self, timeout: float) -> bool:
-        """Take what the helpers said (waiting at most TIMEOUT seconds): False when none did."""
+    def _close_tasks_in(self) -> None:
+        if self.tasks_in >= 0:
+            os.close(self.tasks_in)
+            self.tasks_in = -1
+
+    def take(self) -> Path | None:
+        """The next subtree for this process to walk; None when every task was handed out."""
+        self._send()
+        if self.kept or self.unsent:
+            index = (self.kept or self.unsent).pop()
+        else:
+            try:
+                task = scan_worker.read_task(self.tasks_out)
+            except ValueError:  # out of step: the tasks still in the pipe are walked in `finish`
+                return None
+            if task is None:
+                return None
+            index = task[0]
+        self.done.add(index)
+        return self.subtrees[index]
+
+    def collect(self, timeout: float) -> bool:
+        """Take what the helpers wrote (waiting at most TIMEOUT seconds): False when none did."""
+        self._send()
         events = self.selector.select(timeout)
         for key, _ in events:
             helper: _Helper = key.data
             chunk = os.read(key.fd, 1 << 16)
-            if not chunk:  # the helper ended (crashed?): what it held is walked here
+            if not chunk:  # the helper ended: its unfinished task is walked here
                 self.selector.unregister(key.fileobj)
-                self.left.extend(helper.held)
-                helper.held.clear()
                 continue
-            for subtree, found in helper.read(chunk):
-                if found is None:
-                    self.left.append(subtree)
-                else:
-                    self.found.extend(found)
-            self._give(helper)
+            *records, helper.pending = (helper.pending + chunk).split(b"\0")
+            for record in records:
+                self._read(helper, record)
         return bool(events)
 
+    def _read(self, helper: _Helper, record: bytes) -> None:
+        kind = record[:1]
+        if kind == b"\x03":
+            helper.task, helper.records, helper.failed = int(record[1:]), [], False
+        elif kind == b"\x02":
+            _skipped(record[1:].decode("utf-8", "replace"))
+        elif kind == b"\x01":
+            helper.failed = True
+        elif record:
+            helper.records.append(record)
+        elif helper.task is not None:  # the end of a task
+            if not helper.failed and helper.task not in self.done:
+                prefix = str(self.subtrees[helper.task])
+                self.found.extend(Path(prefix + os.fsdecode(r)) for r in helper.records)
+                self.done.add(helper.task)
+            helper.task, helper.records = None, []
+
     def finish(self) -> list[Path]:
-        """Wait for the helpers to end their subtrees; the subtrees left to walk here."""
-        while any(h.held for h in self.helpers) and self.poll(HELPER_TIMEOUT_SECONDS):
+        """Wait until the helpers end; the subtrees whose findings none delivered."""
+        self._close_tasks_in()
+        while self.selector.get_map() and self.collect(HELPER_TIMEOUT_SECONDS):
             pass
-        for helper in self.helpers:
-            self.left.extend(helper.held)
-            helper.held.clear()
-        left, self.left = self.left, []
-        return left
+        return [subtree for i, subtree in enumerate(self.subtrees) if i not in self.done]
 
     def close(self) -> None:
-        """Stop every helper (they end when their input closes; one still busy is killed)."""
+        """Stop every helper (they end when the tasks run out; one still busy is killed)."""
         self.selector.close()
+        self._close_tasks_in()
+        os.close(self.tasks_out)
         for helper in self.helpers:
-            for stream in (helper.proc.stdin, helper.proc.stdout):
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+            try:
+                helper.proc.stdout.close()
+            except OSError:
+                pass
             if helper.proc.poll() is None:
                 helper.proc.kill()
             helper.proc.wait()

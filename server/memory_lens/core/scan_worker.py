@@ -2,9 +2,12 @@
 
 `walk` is the one place that asks rignore for a walk: the scan (core/scan.py) uses it in its own
 process, and so does the helper, `python -m memory_lens.core.scan_worker RIGNORE_DIR NAME...`,
-which core/scan.py starts to walk subtrees beside it. The helper reads NUL-terminated absolute
-subtree paths on stdin until it is closed; for each subtree it writes NUL-terminated records:
+which core/scan.py starts to walk subtrees beside it. The helpers and the scanning process take
+tasks from one pipe (fixed-size records, `task_record`: each read takes exactly one, so no task
+goes to two of them and none waits for the scanning process to hand it the next). For each task
+the helper writes NUL-terminated records:
 
+- `\\x03` and the task's number;
 - `/rel/path`: a memory file or `.geminiignore` found, relative to the subtree (the subtree's
   own directory is not repeated: the caller saw it when it listed the subtrees);
 - `\\x02` and a message: a part of the subtree that could not be read and was skipped;
@@ -109,15 +112,43 @@ def walk_subtree(subtree: bytes, names: frozenset[str], out: BinaryIO, from_insi
     out.flush()
 
 
+RECORD = 1024  # bytes of a task record: no more than PIPE_BUF, so each is written and read whole
+
+
+def task_record(index: int, subtree: str) -> bytes | None:
+    """Task INDEX, the walk of the absolute path SUBTREE, as a record; None when the path is too
+    long for one."""
+    body = b"%d\0%s\0" % (index, os.fsencode(subtree))
+    return body.ljust(RECORD, b"\0") if len(body) <= RECORD else None
+
+
+def read_task(fd: int) -> tuple[int, str] | None:
+    """The next task on the pipe FD, None at its end; ValueError when what was read is not one
+    whole record (something read part of one: the pipe is out of step)."""
+    record = os.read(fd, RECORD)
+    if not record:
+        return None
+    index, _, rest = record.partition(b"\0")
+    path, _, padding = rest.partition(b"\0")
+    if len(record) != RECORD or not index.isdigit() or not path.startswith(b"/") or padding.strip(b"\0"):
+        raise ValueError("a task record out of step")
+    return int(index), os.fsdecode(path)
+
+
 def serve(names: frozenset[str], stdin: int = 0, out: BinaryIO | None = None, from_inside: bool = False) -> None:
-    """Walk every subtree read from the file descriptor STDIN until it is closed (FROM_INSIDE:
-    see `walk_subtree`)."""
+    """Take tasks from the pipe STDIN until it ends or is out of step (other helpers may read the
+    same pipe); for each, write its number, then its findings (FROM_INSIDE: see `walk_subtree`)."""
     out = out or sys.stdout.buffer
-    pending = b""
-    while chunk := os.read(stdin, 65536):
-        *subtrees, pending = (pending + chunk).split(b"\0")
-        for subtree in subtrees:
-            walk_subtree(subtree, names, out, from_inside)
+    while True:
+        try:
+            task = read_task(stdin)
+        except ValueError:
+            return
+        if task is None:
+            return
+        index, subtree = task
+        out.write(b"\x03%d\0" % index)
+        walk_subtree(os.fsencode(subtree), names, out, from_inside)
 
 
 def main(argv: list[str]) -> None:
