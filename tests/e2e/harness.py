@@ -425,6 +425,11 @@ class Session:
         self.client.text_document_did_close(types.DidCloseTextDocumentParams(
             text_document=types.TextDocumentIdentifier(uri=uri)))
 
+    def close_all(self) -> None:
+        """Close every document this session has open."""
+        for uri in list(self.texts):
+            self.close(path_of(uri))
+
     # Observations ----------------------------------------------------------------------------
 
     def diagnostics(self, path: Path) -> list[types.Diagnostic] | None:

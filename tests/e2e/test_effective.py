@@ -18,6 +18,17 @@ pytestmark = pytest.mark.clients(*FEATURE_CLIENTS)
 SOURCE_KEYS = ("path", "scope", "readable", "bytes", "tokens", "imports")
 
 
+@pytest.fixture(scope="module")
+def shared_ws(shared_ws: Workspace) -> Workspace:
+    """The default sandbox, and in work/proj/pkg/linked a memory file and a source file that
+    are links to files in work/shared."""
+    shared_ws.write("work/shared/actual-GEMINI.md", "- Linked rule\n")
+    shared_ws.write("work/shared/tool.py", "print()\n")
+    shared_ws.symlink("work/proj/pkg/linked/GEMINI.md", shared_ws.path("work/shared/actual-GEMINI.md"))
+    shared_ws.symlink("work/proj/pkg/linked/tool.py", shared_ws.path("work/shared/tool.py"))
+    return shared_ws
+
+
 async def assert_matches_show(lsp: Session, result: dict, directory: Path) -> None:
     """RESULT is what `memory-lens show DIRECTORY` says, in text and in json."""
     ws = lsp.ws
@@ -34,17 +45,17 @@ async def assert_matches_show(lsp: Session, result: dict, directory: Path) -> No
     assert isinstance(result["tokens"], int) and result["tokens"] >= 0
 
 
-async def test_nested_chain_for_files_not_open(lsp: Session) -> None:
-    ws = lsp.ws
+async def test_nested_chain_for_files_not_open(shared_lsp: Session) -> None:
+    ws = shared_lsp.ws
     for target, directory in [
         (ws.proj / "pkg" / "sub" / "mod.py", ws.proj / "pkg" / "sub"),
         (ws.proj / "pkg" / "GEMINI.md", ws.proj / "pkg"),
         (ws.proj / "src" / "app.py", ws.proj / "src"),
         (ws.proj, ws.proj),
     ]:
-        result = await lsp.effective(target)
-        await assert_matches_show(lsp, result, directory)
-    deep = await lsp.effective(ws.proj / "pkg" / "sub" / "mod.py")
+        result = await shared_lsp.effective(target)
+        await assert_matches_show(shared_lsp, result, directory)
+    deep = await shared_lsp.effective(ws.proj / "pkg" / "sub" / "mod.py")
     assert [s["path"] for s in deep["sources"]] == [
         str(ws.global_file), str(ws.proj / "GEMINI.md"), str(ws.proj / "pkg" / "GEMINI.md")]
     assert [s["scope"] for s in deep["sources"]] == ["global", "project", "project"]
@@ -60,33 +71,27 @@ async def test_open_file_answers_the_same(lsp: Session) -> None:
     assert await lsp.effective(target) == before
 
 
-async def test_file_that_does_not_exist(lsp: Session) -> None:
-    ws = lsp.ws
-    result = await lsp.effective(ws.proj / "pkg" / "new" / "deeper" / "notes.md")
-    await assert_matches_show(lsp, result, ws.proj / "pkg")  # the nearest existing directory
+async def test_file_that_does_not_exist(shared_lsp: Session) -> None:
+    ws = shared_lsp.ws
+    result = await shared_lsp.effective(ws.proj / "pkg" / "new" / "deeper" / "notes.md")
+    await assert_matches_show(shared_lsp, result, ws.proj / "pkg")  # the nearest existing directory
 
 
-async def test_symlinked_files_count_where_the_link_is(lsp: Session) -> None:
+async def test_symlinked_files_count_where_the_link_is(shared_lsp: Session) -> None:
     """A linked memory file (seed 000 step 5.2) and a linked source file: the chain is that of
     the link's own directory, as `memory-lens show` of the link gives it."""
-    ws = lsp.ws
-    ws.write("work/shared/actual-GEMINI.md", "- Linked rule\n")
-    ws.write("work/shared/tool.py", "print()\n")
-    linked = ws.proj / "pkg" / "linked"
-    linked.mkdir()
-    (linked / "GEMINI.md").symlink_to(ws.path("work/shared/actual-GEMINI.md"))
-    (linked / "tool.py").symlink_to(ws.path("work/shared/tool.py"))
+    linked = shared_lsp.ws.proj / "pkg" / "linked"  # see shared_ws
     for target in (linked / "GEMINI.md", linked / "tool.py"):
-        result = await lsp.effective(target)
-        await assert_matches_show(lsp, result, target)
+        result = await shared_lsp.effective(target)
+        await assert_matches_show(shared_lsp, result, target)
         assert result["sources"][-1]["path"] == str(linked / "GEMINI.md")
         assert result["text"].endswith("- Linked rule")
 
 
-async def test_non_file_uris_get_global_memory_only(lsp: Session) -> None:
-    ws = lsp.ws
+async def test_non_file_uris_get_global_memory_only(shared_lsp: Session) -> None:
+    ws = shared_lsp.ws
     for uri in ["untitled:Untitled-1", "vscode-vfs://github/owner/repo/GEMINI.md"]:
-        result = await lsp.effective(uri)
+        result = await shared_lsp.effective(uri)
         assert result["projectRoot"] is None
         assert result["text"] == ws.global_file.read_text(encoding="utf-8").strip()
         assert [(s["path"], s["scope"], s["uri"]) for s in result["sources"]] == [
@@ -107,14 +112,14 @@ BAD_PARAMS = [
 ]
 
 
-async def test_params_without_a_string_uri_are_invalid(lsp: Session) -> None:
+async def test_params_without_a_string_uri_are_invalid(shared_lsp: Session) -> None:
     for params in BAD_PARAMS:
         with pytest.raises(JsonRpcException) as err:
-            await lsp.request(EFFECTIVE, params)
+            await shared_lsp.request(EFFECTIVE, params)
         assert err.value.code == INVALID_PARAMS, params
-        result = await lsp.effective(lsp.ws.proj / "GEMINI.md")  # the next request is answered
-        assert result["projectRoot"] == str(lsp.ws.proj)
-    assert lsp.server_alive()
+        result = await shared_lsp.effective(shared_lsp.ws.proj / "GEMINI.md")  # the next request is answered
+        assert result["projectRoot"] == str(shared_lsp.ws.proj)
+    assert shared_lsp.server_alive()
 
 
 async def test_dirty_flag_for_open_memory_buffer_with_unsaved_edits(lsp: Session) -> None:
@@ -146,13 +151,13 @@ async def test_dirty_flag_for_open_memory_buffer_with_unsaved_edits(lsp: Session
     assert "- Saved this time" in saved["text"]
 
 
-async def test_annotated(lsp: Session) -> None:
-    ws = lsp.ws
+async def test_annotated(shared_lsp: Session) -> None:
+    ws = shared_lsp.ws
     target = ws.proj / "pkg" / "sub" / "mod.py"
     _, annotated, _ = await ws.cli("show", "--format", "annotated", str(target.parent))
-    result = await lsp.effective(target, annotated=True)
+    result = await shared_lsp.effective(target, annotated=True)
     assert result["annotated"] == annotated.removesuffix("\n")
-    assert "annotated" not in await lsp.effective(target)
+    assert "annotated" not in await shared_lsp.effective(target)
 
 
 async def test_no_project_root_and_unreadable_files(ws: Workspace, start: Starter) -> None:

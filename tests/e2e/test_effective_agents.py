@@ -8,17 +8,24 @@ from __future__ import annotations
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from .harness import EFFECTIVE, FEATURE_CLIENTS, INVALID_PARAMS, Session, uri_of
+from .harness import EFFECTIVE, FEATURE_CLIENTS, INVALID_PARAMS, Session, Workspace, uri_of
 
 pytestmark = pytest.mark.clients(*FEATURE_CLIENTS)
 
 
-async def test_codex_view_matches_show_and_names_the_cut(lsp: Session) -> None:
-    ws = lsp.ws
-    ws.write("work/proj/AGENTS.md", "r" * 30000 + "\n")
-    ws.write("work/proj/pkg/AGENTS.md", "p" * 5000 + "\n")
+@pytest.fixture(scope="module")
+def shared_ws(shared_ws: Workspace) -> Workspace:
+    """The default sandbox with AGENTS.md files that Codex's 32 KiB budget cuts: 30,001 bytes in
+    the project root, 5,001 in pkg."""
+    shared_ws.write("work/proj/AGENTS.md", "r" * 30000 + "\n")
+    shared_ws.write("work/proj/pkg/AGENTS.md", "p" * 5000 + "\n")
+    return shared_ws
+
+
+async def test_codex_view_matches_show_and_names_the_cut(shared_lsp: Session) -> None:
+    ws = shared_lsp.ws  # see shared_ws
     target = ws.proj / "pkg" / "mod.py"
-    result = await lsp.effective(target, agent="codex")
+    result = await shared_lsp.effective(target, agent="codex")
     show = await ws.cli_json("show", str(ws.proj / "pkg"), "--agent", "codex")
     assert result["agent"] == "codex" and result["text"] == show["text"]
     assert result["projectRoot"] == show["project_root"] == str(ws.proj)
@@ -38,13 +45,13 @@ async def test_claude_view_expands_the_import(lsp: Session) -> None:
     assert [s["tier"] for s in result["sources"]] == ["project", "import"]
 
 
-async def test_gemini_is_the_default_and_unknown_agents_are_invalid(lsp: Session) -> None:
-    ws = lsp.ws
+async def test_gemini_is_the_default_and_unknown_agents_are_invalid(shared_lsp: Session) -> None:
+    ws = shared_lsp.ws
     target = ws.proj / "GEMINI.md"
-    assert await lsp.effective(target, agent="gemini") == await lsp.effective(target)
+    assert await shared_lsp.effective(target, agent="gemini") == await shared_lsp.effective(target)
     for agent in ("cursor", 3, ""):
         with pytest.raises(JsonRpcException) as err:
-            await lsp.request(EFFECTIVE, {"textDocument": {"uri": lsp.uri(target)}, "agent": agent})
+            await shared_lsp.request(EFFECTIVE, {"textDocument": {"uri": shared_lsp.uri(target)}, "agent": agent})
         assert err.value.code == INVALID_PARAMS
         assert "'agent' must be one of gemini, claude, codex, wave" in str(err.value)
-    assert lsp.server_alive()
+    assert shared_lsp.server_alive()

@@ -60,34 +60,34 @@ async def test_entry_hover_lists_every_other_place(ws: Workspace, start: Starter
     assert link(project, 3) in from_below and link(project, 4) in from_below
 
 
-async def test_first_line_summarises_the_effective_memory(lsp: Session) -> None:
-    ws = lsp.ws
+async def test_first_line_summarises_the_effective_memory(shared_lsp: Session) -> None:
+    ws = shared_lsp.ws
     package = ws.proj / "pkg" / "GEMINI.md"
-    lsp.open(package)
-    summary = markdown(await hover(lsp, package, 0, 0))
-    effective = await lsp.effective(package)
+    shared_lsp.open(package)
+    summary = markdown(await hover(shared_lsp, package, 0, 0))
+    effective = await shared_lsp.effective(package)
     assert "Effective memory here" in summary
     assert f"3 files · ~{effective['tokens']} tokens" in summary
     for source in effective["sources"]:
         assert f"]({source['uri']})" in summary
 
 
-async def test_no_hover_where_there_is_nothing_to_say(lsp: Session) -> None:
-    ws = lsp.ws
+async def test_no_hover_where_there_is_nothing_to_say(shared_lsp: Session) -> None:
+    ws = shared_lsp.ws
     project = ws.proj / "GEMINI.md"
     app = ws.proj / "src" / "app.py"
-    lsp.open(project)
-    lsp.open(app, language="python")
-    assert await hover(lsp, project, 2) is None  # a plain text line
-    assert await hover(lsp, app, 0) is None  # not a memory file
-    assert await hover(lsp, project, 999, 999) is None  # past the end
-    assert await hover(lsp, ws.proj / "never-opened" / "GEMINI.md", 0) is None
-    assert lsp.server_alive()
+    shared_lsp.open(project)
+    shared_lsp.open(app, language="python")
+    assert await hover(shared_lsp, project, 2) is None  # a plain text line
+    assert await hover(shared_lsp, app, 0) is None  # not a memory file
+    assert await hover(shared_lsp, project, 999, 999) is None  # past the end
+    assert await hover(shared_lsp, ws.proj / "never-opened" / "GEMINI.md", 0) is None
+    assert shared_lsp.server_alive()
 
 
-async def test_hover_on_a_file_that_is_not_open(lsp: Session) -> None:
+async def test_hover_on_a_file_that_is_not_open(shared_lsp: Session) -> None:
     """A memory file the client has not opened is read from disk (the safe way: an unusable one,
     a FIFO say, gets no hover; see test_robustness)."""
-    package = lsp.ws.proj / "pkg" / "GEMINI.md"
-    assert "appears only here" in markdown(await hover(lsp, package, 1))
-    assert "Effective memory here" in markdown(await hover(lsp, package, 0, 0))
+    package = shared_lsp.ws.proj / "pkg" / "GEMINI.md"
+    assert "appears only here" in markdown(await hover(shared_lsp, package, 1))
+    assert "Effective memory here" in markdown(await hover(shared_lsp, package, 0, 0))
