@@ -88,7 +88,7 @@ def supports(caps: types.ClientCapabilities, field: str) -> bool:
 
 # JSON values: results as plain JSON values, the way the server reads params.
 
-from memory_lens.lsp.convert import plain  # noqa: E402
+from memory_lens.lsp.convert import json_values as plain  # noqa: E402
 
 
 # Text edits --------------------------------------------------------------------------------

@@ -12,10 +12,10 @@ from pygls.exceptions import JsonRpcInvalidParams
 from memory_lens.lsp.convert import (
     client_column,
     first_object,
+    json_values,
     line_text,
     lines_range,
     path_to_uri,
-    plain,
     text_document_uri,
     uri_to_path,
     utf16_len,
@@ -51,17 +51,17 @@ def test_path_to_uri_round_trips(path: str) -> None:
     assert uri_to_path(uri) == Path(path)
 
 
-def test_plain() -> None:
+def test_json_values() -> None:
     Point = namedtuple("Point", ["x", "y"])
     Wrapper = namedtuple("Wrapper", ["textDocument", "items"])
     raw = Wrapper(textDocument=Point(1, [Point(2, 3)]), items=(1, "a", None))
-    assert plain(raw) == {"textDocument": {"x": 1, "y": [{"x": 2, "y": 3}]}, "items": [1, "a", None]}
+    assert json_values(raw) == {"textDocument": {"x": 1, "y": [{"x": 2, "y": 3}]}, "items": [1, "a", None]}
     position = types.Position(line=1, character=2)
-    assert plain({"range": types.Range(start=position, end=position)}) == {
+    assert json_values({"range": types.Range(start=position, end=position)}) == {
         "range": {"start": {"line": 1, "character": 2}, "end": {"line": 1, "character": 2}}}
-    assert plain(types.TextDocumentIdentifier(uri="file:///x")) == {"uri": "file:///x"}
+    assert json_values(types.TextDocumentIdentifier(uri="file:///x")) == {"uri": "file:///x"}
     for value in (None, 1, 1.5, "s", True):
-        assert plain(value) == value
+        assert json_values(value) == value
 
 
 @pytest.mark.parametrize("args, expected", [

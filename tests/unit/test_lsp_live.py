@@ -105,7 +105,7 @@ def run_job_while(monkeypatch: pytest.MonkeyPatch) -> Callable[[StandIn, Callabl
                 return results
 
             monkeypatch.setattr(diagnostics, "compute", compute)
-            await live.LiveEngine(ls)._job(False, {changed})  # type: ignore[arg-type]
+            await live.LiveEngine(ls)._rescan_and_recheck(False, {changed})  # type: ignore[arg-type]
 
         asyncio.run(job())
 

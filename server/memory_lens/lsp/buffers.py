@@ -10,7 +10,7 @@ say `unsaved: true`; the user saves it. Without `applyEdit` they write the disk 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
@@ -19,7 +19,9 @@ from memory_lens.core.edit import plan_add
 from memory_lens.core.markdown import Entry, parse
 from memory_lens.lsp.convert import path_to_uri
 from memory_lens.lsp.edits import add_entry_edit, remove_entry_edit
-from memory_lens.lsp.server import MemoryLensServer, OpenDoc
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer, OpenDoc
 
 
 def unsaved_buffer(ls: MemoryLensServer, path: Path) -> OpenDoc | None:

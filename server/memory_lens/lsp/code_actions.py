@@ -21,7 +21,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
@@ -33,10 +33,12 @@ from memory_lens.core.files import BOM
 from memory_lens.core.markdown import Entry, clean_entry_text, parse, split_lines, strip_eol
 from memory_lens.lsp import protocol
 from memory_lens.lsp.commands import context_refusal, write_refusal
-from memory_lens.lsp.convert import plain, uri_to_path
+from memory_lens.lsp.convert import json_values, uri_to_path
 from memory_lens.lsp.edits import add_entry_edit, can_create_files, remove_entry_edit
 from memory_lens.lsp.effective import uri_target_dir
-from memory_lens.lsp.server import MemoryLensServer
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer
 
 QUICK_FIX = types.CodeActionKind.QuickFix
 
@@ -194,7 +196,7 @@ def _flagged_entry(text: str, diag: types.Diagnostic) -> Entry | None:
     """The entry DIAG is about, if TEXT still has it where DIAG says: an entry starting on the
     diagnostic's first line whose normalised text is the one the diagnostic carries (`data`).
     A stale diagnostic (the text has changed since) points at another entry or at none."""
-    data = plain(diag.data)
+    data = json_values(diag.data)
     wanted = data.get("entry") if isinstance(data, dict) else None
     entry = parse(text).entry_at(diag.range.start.line)
     if not isinstance(wanted, str) or entry is None or entry.line != diag.range.start.line:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
@@ -44,7 +44,9 @@ from memory_lens.lsp import protocol
 from memory_lens.lsp.buffers import entry_in_buffer, remove_in_buffer, save_in_buffer, unsaved_buffer
 from memory_lens.lsp.convert import first_object, lines_range, path_to_uri, uri_to_path
 from memory_lens.lsp.effective import effective_result, memory_at, memory_for_uri, uri_target_dir
-from memory_lens.lsp.server import MemoryLensServer, OpenDoc
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer, OpenDoc
 
 
 class RequestFailed(JsonRpcException):
@@ -348,31 +350,33 @@ def list_command(ls: MemoryLensServer, args: dict) -> list[dict[str, Any]]:
 
 
 def register(server: MemoryLensServer) -> None:
+    # pygls resolves a command handler's annotations when it runs (to convert its arguments), and
+    # the server type is imported for type checking only: `ls` stays unannotated here.
     @server.command(protocol.CMD_SAVE)
-    def cmd_save(ls: MemoryLensServer, *args: Any) -> dict[str, Any]:
+    def cmd_save(ls, *args: Any) -> dict[str, Any]:
         return save(ls, first_object(list(args)))
 
     @server.command(protocol.CMD_REMOVE)
-    def cmd_remove(ls: MemoryLensServer, *args: Any) -> dict[str, Any]:
+    def cmd_remove(ls, *args: Any) -> dict[str, Any]:
         return remove(ls, first_object(list(args)))
 
     @server.command(protocol.CMD_MOVE)
-    def cmd_move(ls: MemoryLensServer, *args: Any) -> dict[str, Any]:
+    def cmd_move(ls, *args: Any) -> dict[str, Any]:
         return move(ls, first_object(list(args)))
 
     @server.command(protocol.CMD_LIST)
-    def cmd_list(ls: MemoryLensServer, *args: Any) -> list[dict[str, Any]]:
+    def cmd_list(ls, *args: Any) -> list[dict[str, Any]]:
         return list_command(ls, first_object(list(args)))
 
     @server.command(protocol.CMD_EFFECTIVE)
-    def cmd_effective(ls: MemoryLensServer, *args: Any) -> dict[str, Any]:
+    def cmd_effective(ls, *args: Any) -> dict[str, Any]:
         data = first_object(list(args))
         uri = _str_arg(data, "uri")
         assert uri is not None
         return effective_result(ls, uri, annotated=bool(data.get("annotated")))
 
     @server.command(protocol.CMD_REFRESH)
-    async def cmd_refresh(ls: MemoryLensServer, *args: Any) -> dict[str, Any]:
+    async def cmd_refresh(ls, *args: Any) -> dict[str, Any]:
         ls.store.invalidate()
         ls.live.request_full()
         await ls.live.idle()

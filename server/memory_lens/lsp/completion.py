@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import os
 import posixpath
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from memory_lens.core.node_paths import js_resolve
 from memory_lens.lsp.convert import uri_to_path
-from memory_lens.lsp.server import MemoryLensServer
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer
 
 TRIGGERS = ["@", "/"]
 MAX_ITEMS = 500

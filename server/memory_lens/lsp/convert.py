@@ -51,14 +51,14 @@ def path_to_uri(path: Path | str) -> str:
     return from_fs_path(os.fspath(path)) or Path(path).as_uri()
 
 
-def plain(value: Any) -> Any:
+def json_values(value: Any) -> Any:
     """Params as plain JSON values: pygls hands custom params over as namedtuples or attrs."""
     if hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
+        return {k: json_values(v) for k, v in value._asdict().items()}
     if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
+        return {k: json_values(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [json_values(v) for v in value]
     if hasattr(value, "__attrs_attrs__"):
         from lsprotocol import converters
 
@@ -71,7 +71,7 @@ def plain_params_converter() -> Any:
 
     pygls turns the params of a method it does not know into namedtuples, making a namedtuple
     class for every object of every message: that cost more than answering `memory/effective`.
-    Handlers read params with `plain` or `text_document_uri`, which take either."""
+    Handlers read params with `json_values` or `text_document_uri`, which take either."""
     from pygls.protocol import default_converter
     from pygls.protocol.json_rpc import JsonRPCRequestMessage
 
@@ -91,7 +91,7 @@ def plain_params_converter() -> Any:
 
 def first_object(args: Any) -> dict:
     """The single object argument of a command (`arguments: [{...}]`), or InvalidParams."""
-    args = plain(args)
+    args = json_values(args)
     if isinstance(args, list):
         if len(args) > 1:
             raise JsonRpcInvalidParams(message="expected one object argument, not several")
@@ -105,7 +105,7 @@ def first_object(args: Any) -> dict:
 
 def text_document_uri(params: Any) -> str:
     """`params.textDocument.uri` as a string, or a JSON-RPC InvalidParams error."""
-    data = plain(params)
+    data = json_values(params)
     doc = data.get("textDocument") if isinstance(data, dict) else None
     uri = doc.get("uri") if isinstance(doc, dict) else None
     if not isinstance(uri, str) or not uri:

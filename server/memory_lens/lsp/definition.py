@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
 from memory_lens.core.imports import mention_at
 from memory_lens.lsp.links import document_mentions, mention_range, target_uri
-from memory_lens.lsp.server import MemoryLensServer
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer
 
 _START = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
 

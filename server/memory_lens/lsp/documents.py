@@ -10,13 +10,15 @@ workspace withdraws its diagnostics; inside, they fall back to the file on disk.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from memory_lens.lsp import diagnostics
 from memory_lens.lsp.convert import uri_to_path
-from memory_lens.lsp.server import MemoryLensServer
 
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer
 
 # (server, URI) of the documents being checked -> whether to check again when the check ends.
 _checking: dict[tuple[int, str], bool] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -17,7 +18,9 @@ from memory_lens.core.edit import AddPlan, plan_remove
 from memory_lens.core.markdown import Entry, split_lines, strip_eol
 from memory_lens.lsp.convert import client_column, path_to_uri
 from memory_lens.lsp.protocol import CHANGE_ANNOTATION_ID
-from memory_lens.lsp.server import MemoryLensServer
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer
 
 
 def can_create_files(ls: MemoryLensServer) -> bool:

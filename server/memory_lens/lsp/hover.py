@@ -3,13 +3,16 @@
 On an entry: where else the same entry (normalised) appears: duplicates in this file, copies
 in more general files of the chain, and copies in other memory files, with links. On the
 first line: a summary of the effective memory at that folder (sources, tokens, budget).
+Computed on a worker thread, as it reads every known memory file.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -19,7 +22,9 @@ from memory_lens.core.markdown import parse
 from memory_lens.core.merge import Memory
 from memory_lens.core.discovery import document_target
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
-from memory_lens.lsp.server import MemoryLensServer
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer
 
 
 def link(path: Path, line: int) -> str:
@@ -108,26 +113,33 @@ def markup_kind(ls: MemoryLensServer) -> types.MarkupKind:
 
 def register(server: MemoryLensServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: MemoryLensServer, params: types.HoverParams) -> types.Hover | None:
-        path = uri_to_path(params.text_document.uri)
-        if not ls.is_memory_path(path):
-            return None
-        assert path is not None
-        doc = ls.document(params.text_document.uri)  # None for an unusable file: no hover
-        directory = document_target(path)
-        if doc is None or directory is None:
-            return None
-        line = params.position.line
-        parts = []
-        imported = import_hover(path, doc.source, doc.offset_at_position(params.position))
-        if imported:
-            parts.append(imported)
-        entry = entry_hover(ls, path, directory, doc.source, line)
-        if entry:
-            parts.append(entry)
-        if line == 0:
-            s = ls.settings
-            parts.append(summary(ls.store.memory_for(directory), s.budget_bytes, s.budget_tokens))
-        if not parts:
-            return None
-        return types.Hover(contents=types.MarkupContent(kind=markup_kind(ls), value="\n\n---\n\n".join(parts)))
+    async def hover(ls: MemoryLensServer, params: types.HoverParams) -> types.Hover | None:
+        # Off the event loop: the entry's hover reads every known memory file, the summary the
+        # chain, an import the files it pulls in.
+        return await asyncio.to_thread(hover_for, ls, params)
+
+
+def hover_for(ls: MemoryLensServer, params: types.HoverParams) -> types.Hover | None:
+    """The hover at PARAMS' position in a memory file (worker thread)."""
+    path = uri_to_path(params.text_document.uri)
+    if not ls.is_memory_path(path):
+        return None
+    assert path is not None
+    doc = ls.document(params.text_document.uri)  # None for an unusable file: no hover
+    directory = document_target(path)
+    if doc is None or directory is None:
+        return None
+    line = params.position.line
+    parts = []
+    imported = import_hover(path, doc.source, doc.offset_at_position(params.position))
+    if imported:
+        parts.append(imported)
+    entry = entry_hover(ls, path, directory, doc.source, line)
+    if entry:
+        parts.append(entry)
+    if line == 0:
+        s = ls.settings
+        parts.append(summary(ls.store.memory_for(directory), s.budget_bytes, s.budget_tokens))
+    if not parts:
+        return None
+    return types.Hover(contents=types.MarkupContent(kind=markup_kind(ls), value="\n\n---\n\n".join(parts)))

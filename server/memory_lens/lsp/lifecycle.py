@@ -2,7 +2,8 @@
 
 Settings come from `initializationOptions`, then `workspace/configuration` (when the client
 supports it), refreshed on `workspace/didChangeConfiguration`. After `initialized` the server
-registers its file watchers, starts the background workspace scan and the disk poller.
+starts the background workspace scan (`LiveEngine`) and its watch (`Watcher.start`: the disk
+poller, the rescan and the client's file watchers); `shutdown` stops the watch.
 """
 
 from __future__ import annotations
@@ -44,9 +45,9 @@ def register(server: MemoryLensServer) -> None:
     def initialize(ls: MemoryLensServer, params: types.InitializeParams) -> None:
         ls.loop = asyncio.get_running_loop()
         if params.initialization_options is not None:
-            from memory_lens.lsp.convert import plain
+            from memory_lens.lsp.convert import json_values
 
-            ls.update_config(plain(params.initialization_options), initial=True)
+            ls.update_config(json_values(params.initialization_options), initial=True)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: MemoryLensServer, params: types.InitializedParams) -> None:
@@ -57,9 +58,9 @@ def register(server: MemoryLensServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: MemoryLensServer, params: types.DidChangeConfigurationParams) -> None:
-        from memory_lens.lsp.convert import plain
+        from memory_lens.lsp.convert import json_values
 
-        changed = ls.update_config(plain(params.settings)) if params.settings else False
+        changed = ls.update_config(json_values(params.settings)) if params.settings else False
         changed = await pull_configuration(ls) or changed
         if changed:
             await ls.watcher.on_config_change()

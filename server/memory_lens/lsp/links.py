@@ -8,13 +8,16 @@ one that failed (missing, outside the project root, a URL) has no link and gets 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from memory_lens.core.imports import IMPORTED, ImportNode, expand_imports
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
-from memory_lens.lsp.server import MemoryLensServer
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer
 
 
 def document_mentions(ls: MemoryLensServer, uri: str) -> tuple[TextDocument, tuple[ImportNode, ...]] | None:

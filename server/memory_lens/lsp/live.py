@@ -53,17 +53,18 @@ class LiveEngine:
     def request_full(self) -> None:
         """Rescan the workspace and recheck everything."""
         self._full = True
-        self._kick()
+        self._ensure_runner()
 
     def request_paths(self, paths: set[Path]) -> None:
         """Recheck memory files PATHS (changed on disk) and every file their change affects."""
         if paths:
             self._changed |= paths
-            self._kick()
+            self._ensure_runner()
 
-    def _kick(self) -> None:
+    def _ensure_runner(self) -> None:
+        """Start the task that runs the pending jobs, unless it is running."""
         if self._task is None or self._task.done():
-            self._task = asyncio.ensure_future(self._run())
+            self._task = asyncio.ensure_future(self._run_pending_jobs())
 
     @property
     def busy(self) -> bool:
@@ -75,16 +76,17 @@ class LiveEngine:
         while self._task is not None and not self._task.done():
             await asyncio.shield(self._task)
 
-    async def _run(self) -> None:
+    async def _run_pending_jobs(self) -> None:
         while self._full or self._changed:
             full, changed = self._full, self._changed
             self._full, self._changed = False, set()
             try:
-                await self._job(full, changed)
+                await self._rescan_and_recheck(full, changed)
             except Exception:  # keep the engine alive whatever happens in one job
                 log.exception("update failed")
 
-    async def _job(self, full: bool, changed: set[Path]) -> None:
+    async def _rescan_and_recheck(self, full: bool, changed: set[Path]) -> None:
+        """One job: a full pass (FULL) or the files CHANGED affect, with progress for a full pass."""
         ls = self.ls
         store = ls.store
         before = store.known()

@@ -26,7 +26,7 @@ import asyncio
 import logging
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
 from pygls.exceptions import JsonRpcInvalidParams
@@ -53,7 +53,9 @@ from memory_lens.lsp.commands import (
     target_dir_for,
 )
 from memory_lens.lsp.convert import first_object, path_to_uri
-from memory_lens.lsp.server import MemoryLensServer
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer
 
 log = logging.getLogger("memory_lens.lsp")
 POLL_SECONDS = 2.0
@@ -408,7 +410,7 @@ def register(server: MemoryLensServer) -> None:
 
 
 def _command(handler: Callable[[MemoryLensServer, dict], Any]) -> Callable[..., Any]:
-    async def run(ls: MemoryLensServer, *args: Any) -> Any:
+    async def run(ls, *args: Any) -> Any:  # unannotated: pygls resolves the annotations (commands.register)
         return await handler(ls, first_object(list(args)))
     run.__name__ = handler.__name__
     return run

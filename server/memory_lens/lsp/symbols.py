@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import asyncio
 from itertools import islice
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from lsprotocol import types
 
 from memory_lens.core.markdown import Entry, Outline, parse, split_lines
 from memory_lens.core.markdown import normalize
 from memory_lens.lsp.convert import lines_range, path_to_uri, uri_to_path
-from memory_lens.lsp.server import MemoryLensServer
+
+if TYPE_CHECKING:
+    from memory_lens.lsp.server import MemoryLensServer
 
 MAX_WORKSPACE_RESULTS = 500
 MAX_DOCUMENT_SYMBOLS = 2000  # per document, the "not shown" symbol included
