@@ -17,7 +17,7 @@ from weakref import WeakKeyDictionary
 from pygls.exceptions import JsonRpcInvalidParams
 
 from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, agent_view, check_agent
-from memory_lens.core.discovery import ChainPlan, Candidate, Scope, document_target
+from memory_lens.core.discovery import ChainPlan, Candidate, Scope, chain_for_root, document_target
 from memory_lens.core.merge import Memory, estimate_tokens, merge_plan
 from memory_lens.lsp.convert import json_values, path_to_uri, text_document_uri, uri_to_path
 from memory_lens.lsp.effective_cache import EffectiveCache, dependencies, lexically_inside
@@ -98,8 +98,9 @@ def kept_or_computed(ls: MemoryLensServer, cache: EffectiveCache, uri: str) -> t
         memory = store.memory_for(directory)
         result = gemini_result(memory, directory)
         settings = store.settings_for(directory)
-        deps = dependencies(store.chain(directory), memory, settings.global_dir, settings.boundary_markers,
-                            settings.import_format, store.settings_files(directory))  # + Gemini's settings.json
+        plan = chain_for_root(directory, memory.project_root, settings)  # the merged chain, not looked up again
+        deps = dependencies(plan, memory, settings.boundary_markers, settings.import_format,
+                            store.settings_files(directory))  # + Gemini's settings.json
         entry = cache.keep(deps, memory, result, started)
         if entry is None:
             return _Unkept(memory), result

@@ -3,29 +3,33 @@
 A kept answer is checked before every use with one `stat` per thing it depends on, and only
 used when every one of them is as it was:
 
-- each directory from the target directory up to `/` (`lstat`): a memory file or a root marker
-  created, deleted or renamed in one of them changes that directory's change time, and so does
-  one of them being replaced (by a symlink, say), which would move the target directory;
-- the global directory (links followed);
-- each memory file, root marker and imported file that was there when the answer was made, and
-  each imported file that was not (links followed): their content, or their coming;
-- for a global file with imports, the directories above the global directory too (the imports'
-  root is looked up from there).
+- each directory from the target directory up to the project root, or up to `/` without one
+  (`lstat`, `ENTRIES`): a memory file or a root marker created, deleted or renamed in one of
+  them changes that directory's change time, and so does one of them being replaced;
+- each directory above the project root (`lstat`, `PLACE`): only whether it is still the same
+  directory and no link (the target would move); what happens in it does not matter while the
+  root's own marker is there, so a busy directory such as `/tmp` or the home directory costs no
+  answer;
+- each global memory file, there or not, and each other memory file, imported file and root
+  marker that is a link, as it was, there or not (links followed, `CONTENT`): their content, or
+  their coming (the global directory's own entries are not compared: Gemini CLI writes there);
+- the files Gemini's settings.json layer was read from for the directory: the file when it is
+  there, else the nearest directory above it that is (its entries change when it appears);
+- for a file with imports outside the chain (a global one), the directories above it too: the
+  imports' root is looked up from there.
 
-That is one `stat` per directory level plus one per file that exists, instead of looking for
-every marker and every candidate file again. A directory's change time covers what happens in
-it only when it moved since the answer was made: an answer is not kept when any of these
-changed less than `SETTLE_NS` before it was computed (a change in the same clock tick as the
-last one would leave the times equal), so that a later change always shows.
+On a big project that is ~20 `stat` calls for the answer, where making it costs ~25 and merging
+(a few hundred microseconds). A change time shows a change only when it moved: an answer is not
+kept when anything it depends on changed less than `SETTLE_NS` before it was computed (a second
+change within the same clock tick would leave the times equal), so that any later change shows.
 
-The merged text itself is not kept per directory (it is ~50 KB on a big project and a
-workspace has thousands of directories): an entry keeps the parts of the merge, the texts the
-store already holds, and joins them again (`merge.concatenate`, the merge's own join). Only the
-`RESULTS_KEPT` most recently used directories keep their whole answer.
+The merged text itself is not kept per directory (~50 KB on a big project, and a workspace has
+thousands of directories): an entry keeps the parts of the merge, the texts the store already
+holds, and joins them again (`merge.concatenate`, the merge's own join). Only the `RESULTS_KEPT`
+most recently used directories keep their whole answer.
 
-No LSP types here (unit-tested directly). The watcher is not trusted here: the system's
-notifications arrive up to ~0.1 s after a write, and an answer must reflect a write that
-finished before the request.
+The file watcher is not consulted: the system's notifications arrive up to ~0.1 s after a write,
+and an answer asked for right after a write must show it. No LSP types here (unit-tested).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from memory_lens.core.discovery import ChainPlan
+from memory_lens.core.discovery import ChainPlan, Scope
 from memory_lens.core.file_identity import Identity, stat_identity
 from memory_lens.core.imports import read_paths
 from memory_lens.core.merge import Memory, concatenate, estimate_tokens
@@ -127,16 +131,15 @@ class Entry:
                 "tokens": estimate_tokens(text), "sources": self.sources}
 
 
-def dependencies(plan: ChainPlan, memory: Memory, global_dir: Path, markers: tuple[str, ...],
-                 import_format: str, settings_files: Iterable[Path] = ()) -> dict[str, str]:
+def dependencies(plan: ChainPlan, memory: Memory, markers: tuple[str, ...], import_format: str,
+                 settings_files: Iterable[Path] = ()) -> dict[str, str]:
     """Every path the answer for PLAN's directory depends on (see the module docstring), and how
     it is compared (`CONTENT`, `ENTRIES`, `PLACE`). SETTINGS_FILES: the files the settings for
     the directory were read from, there or not (Gemini's settings.json)."""
     deps: dict[str, str] = {}
     _up_from(plan.target_dir, plan.project_root, markers, deps)
-    deps[str(global_dir)] = CONTENT
     for cand in plan.candidates:
-        if os.path.lexists(cand.path):
+        if cand.scope is Scope.GLOBAL or os.path.lexists(cand.path):  # the global directory is not watched
             deps[str(cand.path)] = CONTENT
     for source in memory.sources:
         if source.imports or import_format == "flat":
@@ -173,7 +176,7 @@ def _up_from(start: Path, root: Path | None, markers: tuple[str, ...], deps: dic
         if above_root:
             deps[key] = PLACE
             continue
-        if deps.get(key) != CONTENT:  # the global directory stays stat'ed through its link
+        if deps.get(key) != CONTENT:  # a directory already stat'ed through its link stays so
             deps[key] = ENTRIES
         for marker in markers:
             if os.path.isabs(marker) or ".." in marker:
