@@ -526,7 +526,7 @@ async function main(page) {
   await screenshot('entry-moved-to-project');
 
   // 8c. An @import is expanded in the effective memory document, as Gemini CLI expands it; the
-  // agent picker (Memory Lens: Choose Agent…) lists the agents.
+  // agent picker (Memory Lens: Choose Agent…) lists the agents (choosing one: step 15, the last).
   await openFile('packages/imp/GEMINI.md');
   await palette('Memory Lens: Show Effective Memory');
   await page.locator('.tab.active', { hasText: 'Gemini CLI memory (GEMINI.md)' }).first().waitFor({ timeout: 15000 });
@@ -967,6 +967,33 @@ async function main(page) {
     async () => (await page.locator('.tab.dirty', { hasText: 'GEMINI.md' }).count()) === 0, 10000);
   step('save.preview: the applied change is saved to disk');
   await screenshot('save-preview-applied-and-saved');
+
+  // 15. Choosing Codex in the agent picker switches the effective memory document to what Codex
+  // loads: the root AGENTS.md, no imports, none of the GEMINI.md text. (Last: choosing writes the
+  // user setting memoryLens.agent, and in this code-server a server restart after that write
+  // started without memoryLens.globalDir, which step 10 relies on.)
+  await openFile('packages/imp/GEMINI.md');
+  await palette('Memory Lens: Show Effective Memory');
+  await page.locator('.tab.active', { hasText: 'Gemini CLI memory (GEMINI.md)' }).first().waitFor({ timeout: 15000 });
+  await until('the Gemini CLI view with the expanded import', async () =>
+    (await renderedText(activeEditorLines())).includes('Imported rule: lint before every commit.'));
+  await palette('Memory Lens: Choose Agent…');
+  const codexRow = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: /^Codex$/ }) }).first();
+  await codexRow.waitFor({ timeout: 15000 });
+  await codexRow.click();
+  await page.locator('.tab.active', { hasText: 'Codex memory (GEMINI.md)' }).first().waitFor({ timeout: 15000 });
+  const codexText = await until('the Codex view of the effective memory document', async () => {
+    const t = await renderedText(activeEditorLines());
+    return t.includes('Codex rule: run make check before pushing.') && t;
+  });
+  check('the Codex view has none of the Gemini-only text', !codexText.includes('Imported rule: lint before every commit.')
+    && !codexText.includes('<!-- Imported from:') && !codexText.includes('# Imports'), codexText);
+  check('the Gemini CLI view of the document was replaced',
+    await page.locator('.tab', { hasText: 'Gemini CLI memory (GEMINI.md)' }).count() === 0);
+  await page.locator('.statusbar-item', { hasText: /Codex · \d+ files? · ~\d+ tokens?/ }).first().waitFor({ timeout: 15000 });
+  result.codexView = codexText.split('\n');
+  step('agent picker: Codex chosen, the effective memory document and the status bar show what Codex loads');
+  await screenshot('effective-memory-codex');
   result.ok = true;
 }
 
