@@ -288,7 +288,7 @@ def general_sources(memory: Memory, real: Path) -> list[Source]:
 
 
 def sources_before(sources: Sequence[Source], real: Path) -> list[Source]:
-    """The SOURCES (a chain, general to specific) before the file whose real path is REAL (all
+    """The SOURCES (a chain, in load order) before the file whose real path is REAL (all
     of them when that file is not among them)."""
     for i, src in enumerate(sources):
         if src.real_path == real:

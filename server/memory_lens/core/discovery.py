@@ -46,7 +46,7 @@ class Candidate:
 
 @dataclass(frozen=True)
 class ChainPlan:
-    """The candidate files for one target directory, general to specific."""
+    """The candidate files for one target directory: the global ones, then the project ones root first."""
 
     target_dir: Path
     project_root: Path | None
@@ -149,7 +149,7 @@ def local_dirs(target_dir: Path, project_root: Path | None, global_dir: Path | N
 def plan_chain(
     target_dir: Path, settings: Settings, is_root: Callable[[Path], bool] = has_git_marker
 ) -> ChainPlan:
-    """Every candidate memory path for TARGET_DIR (already resolved), general to specific."""
+    """Every candidate memory path for TARGET_DIR (already resolved): global first, then root first."""
     return chain_for_root(target_dir, find_project_root(target_dir, is_root), settings)
 
 

@@ -174,7 +174,7 @@ def merge_plan(plan: ChainPlan, reader: Reader = read_memory_file, markers: tupl
     sources, trace = load_sources(plan, reader, markers, import_format)
     text = concatenate(s.content for s in sources if s.readable)
     head = [f"target directory: {plan.target_dir}",
-            f"project root: {plan.project_root if plan.project_root else '(none: searching upward, stopping before home)'}"]
+            f"project root: {plan.project_root if plan.project_root else '(none: the target directory alone)'}"]
     snippet = text if len(text) <= 400 else text[:400] + f"... ({len(text)} characters in all)"
     tail = [f"merged: {len(sources)} file(s), {utf8_size(text)} bytes, ~{estimate_tokens(text)} tokens",
             "merged text: " + (repr(snippet) if text else "(empty)")]

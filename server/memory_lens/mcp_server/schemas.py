@@ -130,7 +130,7 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "effective_memory": (
         "Shows the memory an agent loads for a path: the merged text of every memory file of its chain "
-        "(global first, then the project's, general to specific) and the files it comes from.",
+        "(global first, then the project's, in the order Gemini CLI loads them) and the files it comes from.",
         _object({"path": {"type": "string", "description": "A file or directory (default: the project)."},
                  "agent": {"type": "string", "enum": list(AGENTS),
                            "description": "Whose loading rules to follow (default: gemini)."}}, []),
