@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/system-deps.sh
 echo "== Python suite" >&2
-.venv/bin/pytest "$@"
+.venv/bin/pytest tests "$@"  # `tests`: every layer (with no path pytest runs the fast ones only)
 echo "== Malformed LSP traffic (10,000 messages, fixed seed; ~15 s)" >&2
 .venv/bin/python tests/fuzz/lsp_traffic.py
 echo "== Concurrent writers (5 runs of each race, 5 adds per writer)" >&2
