@@ -8,8 +8,8 @@ cProfile the exact code the language server runs, and writes one file per measur
 - `check_full.txt`: diagnostics of every memory file with a cold store (`check.full_ms`);
 - `effective_inprocess.txt`: `memory/effective` for the 1000 sample files, warm, without
   JSON-RPC (`effective.inprocess`, the lookup compared with Gemini CLI's);
-- `scan.txt`: the workspace index (`scan.memory_lens_ms`); the walk of big trees runs in two
-  helper processes, so their share shows as waiting on their pipes;
+- `scan.txt`: the workspace index (`scan.memory_lens_ms`); big trees are walked partly by a
+  helper process (one per further core), whose share is out of this profile;
 - `initialize_imports.txt`: `python -X importtime` of the server's imports, the bulk of
   `initialize_ms`, slowest first.
 
