@@ -169,3 +169,13 @@ def test_the_users_global_git_excludes_are_not_read(tree: tuple[Path, set[Path]]
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert any(p.parent.name == "mod1" for p in expected)
     assert find_memory_files(root, NAMES, engine="rignore", parallel=parallel) == sorted(expected)
+
+
+def test_a_helper_that_writes_nonsense_leaves_its_subtrees_to_the_caller(
+        tree: tuple[Path, set[Path]], always_parallel: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("rignore")
+    root, expected = tree
+    nonsense = ("import os, sys; os.read(0, 1024); "
+                "sys.stdout.buffer.write(b'\\x03x\\0/GEMINI.md\\0\\0\\x0399999\\0/GEMINI.md\\0\\0'); sys.stdout.flush()")
+    monkeypatch.setattr(scan, "helper_command", lambda names: ([sys.executable, "-c", nonsense], None))
+    assert find_memory_files(root, NAMES, engine="rignore") == sorted(expected)

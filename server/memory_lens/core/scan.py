@@ -417,7 +417,9 @@ class _Crew:
     def _read(self, helper: _Helper, record: bytes) -> None:
         kind = record[:1]
         if kind == b"\x03":
-            helper.task, helper.records, helper.failed = int(record[1:]), [], False
+            number = record[1:]
+            known = number.isdigit() and int(number) < len(self.subtrees)
+            helper.task, helper.records, helper.failed = int(number) if known else None, [], False
         elif kind == b"\x02":
             _skipped(record[1:].decode("utf-8", "replace"))
         elif kind == b"\x01":
