@@ -105,7 +105,9 @@ def move_and_link(directory: Path) -> None:
 
 
 def link_outside(t: Tree) -> None:
-    """work/proj/linked: a link to outside/one; outside/other has a memory file."""
+    """work/proj/linked: a link to outside/one; outside/other has a memory file. outside/ is a
+    git project: without a root, every directory up to /tmp would count (and /tmp never rests)."""
+    (t.root / "outside" / ".git").mkdir(parents=True)
     t.write("outside/one/GEMINI.md", "- One\n")
     t.write("outside/other/GEMINI.md", "- Other\n")
     (t.proj / "linked").symlink_to(t.root / "outside" / "one")

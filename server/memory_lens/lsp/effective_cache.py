@@ -139,8 +139,10 @@ def dependencies(plan: ChainPlan, memory: Memory, markers: tuple[str, ...], impo
     deps: dict[str, str] = {}
     _up_from(plan.target_dir, plan.project_root, markers, deps)
     for cand in plan.candidates:
-        if cand.scope is Scope.GLOBAL or os.path.lexists(cand.path):  # the global directory is not watched
+        if cand.scope is Scope.GLOBAL:  # there or not: the global directory's entries are not compared
             deps[str(cand.path)] = CONTENT
+    for source in memory.sources:  # every other candidate there (a link to a loaded file: its entry)
+        deps[str(source.path)] = CONTENT
     for source in memory.sources:
         if source.imports or import_format == "flat":
             _up_from(source.path.parent, None, markers, deps)  # where the imports' root is looked up
