@@ -152,3 +152,33 @@ def test_the_background_listing_waits_while_a_request_is_under_way(sandbox: Note
     worker.join()
     assert counted == [1] and store.search("changed").total == 1
     store.close()
+
+
+def test_the_index_of_an_older_schema_is_removed(sandbox: NotesSandbox) -> None:  # noqa: F811
+    """An index schema change opens a database under a new name; the older one (60 MB for
+    10,000 notes) is removed instead of staying in the cache directory for good."""
+    import hashlib
+
+    from memory_lens.core.notes import index as index_module
+
+    store = sandbox.store()
+    store.create("n", "text")
+    locations = store.index.locations
+    store.close()
+
+    def name(version: str, engine: str) -> str:
+        key = "\0".join([version, engine, *(f"{loc.scope.value}={loc.directory}" for loc in locations)])
+        return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".sqlite3"
+
+    older = [sandbox.index_dir / name(str(v), e) for v in range(1, int(index_module.SCHEMA_VERSION))
+             for e in ("fts", "scan")]
+    assert older
+    for path in older:
+        path.write_bytes(b"an index of an older schema")
+        path.with_name(path.name + "-wal").write_bytes(b"its log")
+    again = sandbox.store()
+    assert again.search("text").total == 1
+    assert not any(p.exists() or p.with_name(p.name + "-wal").exists() for p in older)
+    assert again.index.db_path is not None and again.index.db_path.exists()
+    again.close()
+    assert {p.name.split(".sqlite3")[0] for p in sandbox.index_dir.iterdir()} == {again.index.db_path.stem}

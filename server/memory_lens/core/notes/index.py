@@ -142,16 +142,22 @@ class NotesIndex:
         self._requests = 0  # see `request`
         self._requests_lock = threading.Lock()
         self._scan_cache: tuple[int, dict[int, tuple[list[str], list[list[str]]]]] | None = None
-        key = "\0".join([SCHEMA_VERSION, "fts" if self.fts else "scan",
-                         *(f"{loc.scope.value}={loc.directory}" for loc in self.locations)])
-        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24]
         self.db_path: Path | None = None
         directory = _usable_dir(index_dir if index_dir is not None else default_index_dir())
         if directory is not None:
-            self.db_path = directory / f"{digest}.sqlite3"
+            self.db_path = directory / self._db_name(SCHEMA_VERSION, self.fts)
+            for version in range(1, int(SCHEMA_VERSION)):  # what older versions left behind
+                for fts in (True, False):
+                    _remove_db(directory / self._db_name(str(version), fts))
         self._con = self._open()
 
     # Opening ----------------------------------------------------------------------------------
+
+    def _db_name(self, version: str, fts: bool) -> str:
+        """The database file of these locations, index schema VERSION and search engine."""
+        key = "\0".join([version, "fts" if fts else "scan",
+                         *(f"{loc.scope.value}={loc.directory}" for loc in self.locations)])
+        return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".sqlite3"
 
     def _open(self) -> sqlite3.Connection:
         if self.db_path is not None:
