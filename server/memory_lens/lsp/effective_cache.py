@@ -35,6 +35,7 @@ and an answer asked for right after a write must show it. No LSP types here (uni
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -52,8 +53,9 @@ RESULTS_KEPT = 32  # directories whose whole answer is kept (~50-100 KB each on 
 URIS_KEPT = 8192
 
 State = Identity | None
-Check = tuple[Callable[[str], os.stat_result], str, State]  # (os.stat or os.lstat, path, its state then)
-Place = tuple[str, tuple[int, int, int] | None]  # (path, (inode, device, mode) of what is there)
+# Kept as hashes of the tuples (one int: ~100 bytes a check instead of ~250; 2**-64 to miss a change)
+Check = tuple[Callable[[str], os.stat_result], str, int | None]  # (os.stat or os.lstat, path, hash of its State)
+Place = tuple[str, int | None]  # (path, hash of (inode, device, mode) of what is there)
 
 CONTENT = "content"  # links followed, every time compared: a file, the global directory
 ENTRIES = "entries"  # the directory itself (`lstat`), every time compared: what is in it
@@ -113,14 +115,14 @@ class Entry:
                 if state is not None:
                     return False
                 continue
-            if state is None or state != (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+            if state is None or state != hash((st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)):
                 return False
         for path, place in self.places:
             try:
                 st = os.lstat(path)
             except (OSError, ValueError):
                 return False
-            if place != (st.st_ino, st.st_dev, st.st_mode):
+            if place != hash((st.st_ino, st.st_dev, st.st_mode)):
                 return False
         return True
 
@@ -241,11 +243,13 @@ class EffectiveCache:
              started_ns: int) -> Entry | None:
         """Keep RESULT, the answer made of MEMORY from STARTED_NS on, when every one of DEPS has
         settled; the entry, or None when not kept."""
-        checks = tuple((os.lstat if how == ENTRIES else os.stat, path, path_state(path, how != ENTRIES))
-                       for path, how in deps.items() if how != PLACE)
-        if not all(settled(state, started_ns) for _, _, state in checks):
+        states = [(how, path, path_state(path, how != ENTRIES)) for path, how in deps.items() if how != PLACE]
+        if not all(settled(state, started_ns) for _, _, state in states):
             return None
-        places = tuple((path, place_of(path)) for path, how in deps.items() if how == PLACE)
+        checks = tuple((os.lstat if how == ENTRIES else os.stat, sys.intern(path), None if state is None else hash(state))
+                       for how, path, state in states)
+        places = tuple((sys.intern(path), None if (place := place_of(path)) is None else hash(place))
+                       for path, how in deps.items() if how == PLACE)
         entry = Entry(checks, places, memory, result["sources"])
         if concatenate(entry.parts) != memory.text:
             return None  # the merge is no longer the join of its parts: nothing to rebuild from
