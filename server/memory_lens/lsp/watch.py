@@ -55,13 +55,14 @@ class Watcher:
     - `generation` (int) goes up each time the watcher delivers any change (a client event, a
       system notification, a poll finding, a rescan finding), right after the store has taken it
       in (cached reads of the changed paths dropped), and again when the live engine has applied
-      the change to the known files. A reader that sees the same generation twice knows that
-      nothing the watcher reports changed in between. The store is replaced when the settings
-      change: key a cache on `ls.store` too.
+      the change to the known files (after any job of the engine, a save's or new settings' too:
+      a spare step costs a reader one recomputation, never a stale answer). A reader that sees
+      the same generation twice knows that nothing the watcher reports changed in between. The
+      store is replaced when the settings change: key a cache on `ls.store` too.
     - `covers(path)` is True when the system's notifications are running and watching the
       directory PATH is in, for PATH's name (memory filenames, `.git`, `.gitignore`,
       `.geminiignore`), so that any change of PATH reaches `generation` as an event, within the
-      notifications' delay (at most ~0.1 s after the write). Notifications watch each directory
+      notifications' delay (about a tenth of a second after the write). Notifications watch each directory
       one level deep: a path in a subdirectory of a watched directory is not covered. A watched
       directory that is itself renamed or replaced is noticed by the safety poll (within
       `SAFETY_POLL_SECONDS`), not by an event. False whenever notifications are off, failed, or
