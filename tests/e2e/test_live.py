@@ -145,20 +145,22 @@ async def test_new_memory_file_anywhere_without_client_watchers(lsp: Session) ->
 @pytest.mark.clients(*FEATURE_CLIENTS)
 async def test_git_marker_created_changes_the_project_root(ws: Workspace, start: Starter) -> None:
     loose = ws.root / "work" / "loose"
-    ws.write("work/GEMINI.md", "- Shared rule\n")
+    parent = ws.write("work/loose/GEMINI.md", "- Shared rule\n")
     inner = ws.write("work/loose/a/GEMINI.md", "- Shared rule\n- Own rule\n")
     target = ws.write("work/loose/a/file.py", "x = 1\n")
     lsp = await start(folders=[loose])
     lsp.open(target, language="python")
-    assert (await lsp.effective(target))["projectRoot"] is None
-    await lsp.wait_diagnostics(inner, lambda d: codes(d) == ["redundant"])  # work/GEMINI.md is above it
+    before = await lsp.effective(target)
+    assert before["projectRoot"] is None  # no root: Gemini CLI reads the target directory alone
+    assert str(parent) not in [s["path"] for s in before["sources"]]
+    await lsp.wait_diagnostics(inner, lambda d: d == [])
     since = len(lsp.did_change)
 
     (loose / ".git").mkdir()
-    await lsp.wait_diagnostics(inner, lambda d: d == [])  # the chain now starts at loose/
+    await lsp.wait_diagnostics(inner, lambda d: codes(d) == ["redundant"])  # the chain now starts at loose/
     result = await lsp.effective(target)
     assert result["projectRoot"] == str(loose)
-    assert str(ws.root / "work" / "GEMINI.md") not in [s["path"] for s in result["sources"]]
+    assert str(parent) in [s["path"] for s in result["sources"]]
     await wait_for(lambda: len(lsp.did_change) > since, what="memory/didChange after .git appeared")
 
 
