@@ -526,7 +526,11 @@ async function main(page) {
   await screenshot('entry-moved-to-project');
 
   // 8c. An @import is expanded in the effective memory document, as Gemini CLI expands it; the
-  // agent picker (Memory Lens: Choose Agent…) lists the agents (choosing one: step 15, the last).
+  // agent picker (Memory Lens: Choose Agent…) lists the agents, and choosing Codex switches the
+  // document to what Codex loads: the root AGENTS.md, no imports, none of the GEMINI.md text.
+  // Choosing Gemini CLI again switches back. (Each choice writes the user setting memoryLens.agent:
+  // the restart in step 9 then shows that the settings of the Remote tab, memoryLens.globalDir,
+  // still apply.)
   await openFile('packages/imp/GEMINI.md');
   await palette('Memory Lens: Show Effective Memory');
   await page.locator('.tab.active', { hasText: 'Gemini CLI memory (GEMINI.md)' }).first().waitFor({ timeout: 15000 });
@@ -548,8 +552,29 @@ async function main(page) {
   check('the agent picker lists every agent', JSON.stringify(agentRows) === JSON.stringify(['Gemini CLI', 'Claude Code', 'Codex', 'Wave']),
     JSON.stringify(agentRows));
   await screenshot('agent-picker');
-  await page.keyboard.press('Escape');
   step('agent picker lists the agents');
+  await codexPick.click();
+  await page.locator('.tab.active', { hasText: 'Codex memory (GEMINI.md)' }).first().waitFor({ timeout: 15000 });
+  const codexText = await until('the Codex view of the effective memory document', async () => {
+    const t = await renderedText(activeEditorLines());
+    return t.includes('Codex rule: run make check before pushing.') && t;
+  });
+  check('the Codex view has none of the Gemini-only text', !codexText.includes('Imported rule: lint before every commit.')
+    && !codexText.includes('<!-- Imported from:') && !codexText.includes('# Imports'), codexText);
+  check('the Gemini CLI view of the document was replaced',
+    await page.locator('.tab', { hasText: 'Gemini CLI memory (GEMINI.md)' }).count() === 0);
+  await page.locator('.statusbar-item', { hasText: /Codex · \d+ files? · ~\d+ tokens?/ }).first().waitFor({ timeout: 15000 });
+  result.codexView = codexText.split('\n');
+  step('agent picker: Codex chosen, the effective memory document and the status bar show what Codex loads');
+  await screenshot('effective-memory-codex');
+  await palette('Memory Lens: Choose Agent…');
+  const geminiPick = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: /^Gemini CLI$/ }) }).first();
+  await geminiPick.waitFor({ timeout: 15000 });
+  await geminiPick.click();
+  await page.locator('.tab.active', { hasText: 'Gemini CLI memory (GEMINI.md)' }).first().waitFor({ timeout: 15000 });
+  await until('the Gemini CLI view with the expanded import again', async () =>
+    (await renderedText(activeEditorLines())).includes('Imported rule: lint before every commit.'));
+  step('agent picker: Gemini CLI chosen again');
   await palette('View: Close Editor');
   await openFile('packages/app/src/notes.md');
 
@@ -596,6 +621,12 @@ async function main(page) {
   await statusItem.first().waitFor({ timeout: 60000 });
   await panelRow('Written by another program').first().waitFor({ timeout: 30000 });
   step('server restarted');
+  // The restarted server still has memoryLens.globalDir (the agent choice of step 8c came before).
+  await until('the configured global memory file in the panel after the restarts', async () =>
+    sourceRow(await panelLabels(), '~/memory-global/GEMINI.md') >= 0, 30000);
+  check('status bar says 3 files after the restarts', /3 files · ~\d+ tokens/.test(await text(statusItem.first())),
+    await text(statusItem.first()));
+  step('restarted server: the global directory setting still applies');
 
   // 10. Other palette commands: open the global memory file, refresh.
   await palette('Memory Lens: Open Global Memory File');
@@ -915,8 +946,7 @@ async function main(page) {
   await screenshot('settings-remote-server-command');
 
   // 15. With "memoryLens.save.preview" on, the lightbulb save is a change to review in the Refactor
-  // Preview; the change applied is saved to disk, not left unsaved. (Last: in code-server, changing a
-  // user setting from the Settings editor drops the machine-overridable ones, memoryLens.globalDir here.)
+  // Preview; the change applied is saved to disk, not left unsaved.
   // (Through the Settings editor: a settings.json written from outside waits on the file watcher.)
   const setSavePreview = async (on) => {
     await palette('Preferences: Open Settings (UI)');
@@ -968,32 +998,6 @@ async function main(page) {
   step('save.preview: the applied change is saved to disk');
   await screenshot('save-preview-applied-and-saved');
 
-  // 15. Choosing Codex in the agent picker switches the effective memory document to what Codex
-  // loads: the root AGENTS.md, no imports, none of the GEMINI.md text. (Last: choosing writes the
-  // user setting memoryLens.agent, and in this code-server a server restart after that write
-  // started without memoryLens.globalDir, which step 10 relies on.)
-  await openFile('packages/imp/GEMINI.md');
-  await palette('Memory Lens: Show Effective Memory');
-  await page.locator('.tab.active', { hasText: 'Gemini CLI memory (GEMINI.md)' }).first().waitFor({ timeout: 15000 });
-  await until('the Gemini CLI view with the expanded import', async () =>
-    (await renderedText(activeEditorLines())).includes('Imported rule: lint before every commit.'));
-  await palette('Memory Lens: Choose Agent…');
-  const codexRow = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: /^Codex$/ }) }).first();
-  await codexRow.waitFor({ timeout: 15000 });
-  await codexRow.click();
-  await page.locator('.tab.active', { hasText: 'Codex memory (GEMINI.md)' }).first().waitFor({ timeout: 15000 });
-  const codexText = await until('the Codex view of the effective memory document', async () => {
-    const t = await renderedText(activeEditorLines());
-    return t.includes('Codex rule: run make check before pushing.') && t;
-  });
-  check('the Codex view has none of the Gemini-only text', !codexText.includes('Imported rule: lint before every commit.')
-    && !codexText.includes('<!-- Imported from:') && !codexText.includes('# Imports'), codexText);
-  check('the Gemini CLI view of the document was replaced',
-    await page.locator('.tab', { hasText: 'Gemini CLI memory (GEMINI.md)' }).count() === 0);
-  await page.locator('.statusbar-item', { hasText: /Codex · \d+ files? · ~\d+ tokens?/ }).first().waitFor({ timeout: 15000 });
-  result.codexView = codexText.split('\n');
-  step('agent picker: Codex chosen, the effective memory document and the status bar show what Codex loads');
-  await screenshot('effective-memory-codex');
   result.ok = true;
 }
 

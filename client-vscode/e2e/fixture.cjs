@@ -1,5 +1,5 @@
 // The end-to-end test's world: a git project with nested GEMINI.md files, an isolated global
-// memory directory, and the VS Code user settings that point Memory Lens at it.
+// memory directory, and the VS Code settings (user and Remote) that point Memory Lens at it.
 // `node fixture.cjs RUN_DIR [serverCommandJson]` creates it; drive.cjs imports the names below.
 'use strict';
 const fs = require('node:fs');
@@ -73,9 +73,27 @@ function create(run, serverCommand) {
     'explorer.autoReveal': false,
     'window.restoreWindows': 'none',
   };
-  fs.mkdirSync(path.join(l.userData, 'User'), { recursive: true });
-  fs.writeFileSync(path.join(l.userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  // code-server is a remote window: VS Code applies the `machine` and `machine-overridable` settings
+  // (memoryLens.globalDir, memoryLens.server.command) only from the Remote settings,
+  // USER_DATA/Machine/settings.json. From the user settings file they are dropped as soon as VS Code
+  // reads that file again with the extension's settings known (after any write to it, e.g. the agent
+  // picker's memoryLens.agent), so a later server restart would come up without them.
+  const remote = Object.fromEntries(Object.entries(settings).filter(([key]) => MACHINE_SCOPES.has(settingScope(key))));
+  const user = Object.fromEntries(Object.entries(settings).filter(([key]) => !(key in remote)));
+  for (const [dir, values] of [['User', user], ['Machine', remote]]) {
+    fs.mkdirSync(path.join(l.userData, dir), { recursive: true });
+    fs.writeFileSync(path.join(l.userData, dir, 'settings.json'), JSON.stringify(values, null, 2));
+  }
   return l;
+}
+
+const MACHINE_SCOPES = new Set(['machine', 'machine-overridable']);
+
+/** The scope the extension's package.json declares for the setting KEY (undefined: not the extension's, or window). */
+function settingScope(key) {
+  const { contributes } = require('../package.json');
+  const sections = Array.isArray(contributes.configuration) ? contributes.configuration : [contributes.configuration];
+  return sections.map((section) => section.properties?.[key]?.scope).find((scope) => scope !== undefined);
 }
 
 module.exports = { FILES, GLOBAL, layout, create };
