@@ -232,6 +232,7 @@ def test_times_in_whole_milliseconds_settle_later() -> None:
     assert settled((1, 1, 1, 0, now - COARSE_SETTLE_NS - 1_000_000), now)
     assert settled(None, now)
     assert not settled((1, 1, 1, 0, now + 5), now)  # a change time ahead of the clock
+    assert not settled((1, 1, 1, now - 5, now - SETTLE_NS - 7), now)  # modified since (Windows: ctime = creation)
 
 
 def test_new_settings_start_afresh(tree: Tree) -> None:

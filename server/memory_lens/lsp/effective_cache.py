@@ -84,9 +84,9 @@ def settled(state: State, started_ns: int) -> bool:
     leave its times equal (see the module docstring)."""
     if state is None:
         return True
-    ctime = state[4]
-    margin = COARSE_SETTLE_NS if ctime % 1_000_000 == 0 else SETTLE_NS
-    return ctime < started_ns - margin
+    last = max(state[3], state[4])  # the later of the times (Windows' st_ctime is the creation time)
+    margin = COARSE_SETTLE_NS if last % 1_000_000 == 0 else SETTLE_NS
+    return last < started_ns - margin
 
 
 class Entry:
