@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
 from .conftest import Starter
 from .harness import FEATURE_CLIENTS, Workspace, wait_for
@@ -96,3 +97,50 @@ async def test_unusable_project_settings_json_is_one_warning(ws: Workspace, star
     warning = f"ignoring {a}/.gemini/settings.json: not valid JSON"
     await wait_for(lambda: any(warning in line for line in lsp.stderr))
     assert sum(warning in line for line in lsp.stderr) == 1
+
+
+DUPLICATED = "- run the tests before committing\n- run the tests before committing\n"
+
+
+def codes(diags: list | None) -> set:
+    return {d.code for d in diags or []}
+
+
+async def test_each_project_checks_its_own_memory_names(ws: Workspace, start: Starter) -> None:
+    a, b = two_trusted_projects(ws)  # only a's settings.json names AGENTS.md
+    for p in (a, b):
+        ws.write(p / "AGENTS.md", DUPLICATED)
+    lsp = await start(folders=[a, b])
+    await lsp.wait_diagnostics(a / "AGENTS.md", lambda d: "duplicate" in codes(d))
+    await lsp.wait_ready()
+    assert "duplicate" not in codes(lsp.diagnostics(b / "AGENTS.md"))
+    assert lsp.uri(a / "AGENTS.md") in lsp.changed_uris()
+    assert lsp.uri(b / "AGENTS.md") not in lsp.changed_uris()
+    hover = types.HoverParams(text_document=types.TextDocumentIdentifier(uri=lsp.uri(a / "AGENTS.md")),
+                              position=types.Position(line=0, character=3))
+    assert await lsp.request(types.TEXT_DOCUMENT_HOVER, hover) is not None
+    hover.text_document.uri = lsp.uri(b / "AGENTS.md")
+    assert await lsp.request(types.TEXT_DOCUMENT_HOVER, hover) is None
+
+
+async def test_settings_json_edit_adds_and_removes_a_memory_name(ws: Workspace, start: Starter) -> None:
+    a, b = two_trusted_projects(ws)
+    ws.write(b / "AGENTS.md", DUPLICATED)
+    lsp = await start(folders=[a, b])
+    await lsp.wait_ready()
+    assert "duplicate" not in codes(lsp.diagnostics(b / "AGENTS.md"))
+    since = len(lsp.did_change)
+    ws.write("work/b/.gemini/settings.json", json.dumps({"context": {"fileName": ["AGENTS.md", "GEMINI.md"]}}))
+    await lsp.wait_diagnostics(b / "AGENTS.md", lambda d: "duplicate" in codes(d))
+    await lsp.wait_changed(b / "AGENTS.md", since)
+    ws.write("work/b/.gemini/settings.json", json.dumps({"context": {}}))  # edited again: GEMINI.md alone
+    await lsp.wait_diagnostics(b / "AGENTS.md", lambda d: "duplicate" not in codes(d))
+
+
+async def test_untrusted_workspace_ignores_project_settings_json(ws: Workspace, start: Starter) -> None:
+    a, b = two_trusted_projects(ws)
+    ws.write(a / "AGENTS.md", DUPLICATED)
+    lsp = await start(folders=[a, b], init_options={"trusted": False})
+    assert names(await lsp.effective(a / "GEMINI.md")) == ["a/GEMINI.md"]
+    await lsp.wait_ready()
+    assert "duplicate" not in codes(lsp.diagnostics(a / "AGENTS.md"))

@@ -87,7 +87,7 @@ def diagnostics_for(
     """Diagnostics of memory file PATH; TEXT is its open buffer (None: read from disk)."""
     # Then what each enabled agent cuts or does not load (read from disk: core/agents/budget.py).
     # A file of a name only the enabled agents read (not Gemini's) gets those findings alone.
-    own = store.check(path, text) if path.name in store.settings.filenames else []
+    own = store.check(path, text) if store.is_memory(path) else []
     findings = own + file_agent_findings(path, store.settings)
     if not findings:
         return []

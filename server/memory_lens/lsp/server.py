@@ -124,9 +124,9 @@ class MemoryLensServer(LanguageServer):
             self.init_config = self.config
         logging.getLogger("memory_lens").setLevel(logging.DEBUG if self.config.debug else logging.INFO)
         new = to_settings(self.config, self.base_settings)
-        if new == self.store.settings:
+        if new == self.store.settings and self.config.trusted == self.store.trusted:
             return False
-        self.store = MemoryStore(new)
+        self.store = MemoryStore(new, trusted=self.config.trusted)
         return True
 
     # Workspace -----------------------------------------------------------------------------------
@@ -149,7 +149,8 @@ class MemoryLensServer(LanguageServer):
         return [real for p in paths if (real := real_dir(p)) is not None]
 
     def is_memory_path(self, path: Path | None) -> bool:
-        return path is not None and path.name in self.settings.filenames
+        """Whether PATH is a memory file, by the settings of its own directory (`MemoryStore.is_memory`)."""
+        return path is not None and self.store.is_memory(path)
 
     def is_agent_path(self, path: Path | None) -> bool:
         """Whether PATH is named as a file only the agents of the `agents` setting read

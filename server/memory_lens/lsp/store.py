@@ -33,8 +33,8 @@ from memory_lens.core.files import FileRead, FileStatus, read_memory_file, realp
 from memory_lens.core.imports import read_paths
 from memory_lens.core.merge import Memory, load_sources, merge_plan
 from memory_lens.core.scan import find_memory_files
-from memory_lens.core.gemini_settings import read_gemini_settings, settings_paths
-from memory_lens.core.settings import Settings, with_agent_settings
+from memory_lens.core.gemini_settings import GEMINI_DIR, SETTINGS_FILE, read_gemini_settings, settings_paths
+from memory_lens.core.settings import DEFAULT_FILENAME, Settings, with_agent_settings
 
 log = logging.getLogger("memory_lens.lsp")
 
@@ -73,12 +73,20 @@ class Hit:
     line: int  # 0-based
 
 
+def is_project_settings_file(path: Path) -> bool:
+    """Whether PATH is a project's `.gemini/settings.json` (Gemini's settings of its directory)."""
+    return path.name == SETTINGS_FILE and path.parent.name == GEMINI_DIR
+
+
 class MemoryStore:
     """Cached, thread-safe access to memory files for one configuration."""
 
-    def __init__(self, settings: Settings, entry_cache: EntryCache | None = None) -> None:
-        """ENTRY_CACHE: where parsed entries persist (default: the user cache directory's)."""
+    def __init__(self, settings: Settings, entry_cache: EntryCache | None = None, trusted: bool = True) -> None:
+        """ENTRY_CACHE: where parsed entries persist (default: the user cache directory's).
+        TRUSTED: False in a workspace the client does not trust: projects' `.gemini/settings.json`
+        files are not read (the user's settings.json still is)."""
         self.settings = settings
+        self.trusted = trusted
         self._entry_cache = entry_cache
         self._lock = threading.RLock()
         self._reads: OrderedDict[Path, tuple[Identity, FileRead]] = OrderedDict()
@@ -92,6 +100,8 @@ class MemoryStore:
         self._entries: OrderedDict[Path, tuple[str, FileEntries]] = OrderedDict()
         self._digests: dict[Path, tuple[Identity, bytes]] = {}  # file identity -> digest of its text
         self._known: set[Path] = set()
+        self._names: frozenset[str] = frozenset(settings.filenames)  # every memory name of the last scan
+        self._settings_found: frozenset[Path] = frozenset()  # the projects' settings.json the last scan found
         self._agent_files: set[Path] = set()  # files of the enabled agents' other names: agent findings only
         self.known_version = 0  # counts the changes of the known set
         self._checked: dict[Path, Identity | None] = {}  # the file's identity when last checked from disk
@@ -180,13 +190,13 @@ class MemoryStore:
         """The settings memory in DIRECTORY is loaded with: the server's, with the layer of Gemini's
         settings.json read as for Gemini CLI started in DIRECTORY (`core.settings.with_agent_settings`,
         as `memory-lens show DIRECTORY` reads it). Kept while the files it reads are unchanged."""
-        files = settings_paths(directory)
+        files = self.settings_files(directory)
         idents = tuple(file_identity(p) for p in files)  # before reading: a change during it shows
         with self._lock:
             cached = _recall(self._layers, directory)
         if cached is not None and cached[0] == idents:
             return cached[1]
-        settings = with_agent_settings(self.settings, read_gemini_settings(directory))
+        settings = with_agent_settings(self.settings, read_gemini_settings(directory if self.trusted else None))
         with self._lock:
             _remember(self._layers, directory, (idents, settings), PLAN_CACHE_SIZE)
             new = [w for w in settings.warnings if w not in self._warned]
@@ -197,7 +207,56 @@ class MemoryStore:
 
     def settings_files(self, directory: Path) -> tuple[Path, ...]:
         """The files `settings_for(DIRECTORY)` depends on (whether they exist or not)."""
-        return settings_paths(directory)
+        return settings_paths(directory if self.trusted else None)
+
+    def is_memory(self, path: Path) -> bool:
+        """Whether PATH is a memory file: a global file, or named by the settings of its own
+        directory (`settings_for`: a project's settings.json may add AGENTS.md, say). Names given
+        explicitly (a flag, the environment, an editor setting) hold everywhere."""
+        settings = self.settings
+        if settings.filenames_explicit or path.name == DEFAULT_FILENAME:  # GEMINI.md: always kept
+            return path.name in settings.filenames
+        return path.name in self.settings_for(path.parent).filenames or path in settings.global_files()
+
+    def memory_names(self) -> frozenset[str]:
+        """Every name a memory file may have in the workspace as last scanned (the union of the
+        projects' names): what is watched."""
+        with self._lock:
+            return self._names | frozenset(self.settings.filenames)
+
+    def settings_found(self) -> frozenset[Path]:
+        """The projects' `.gemini/settings.json` files the last scan found (watched for changes)."""
+        with self._lock:
+            return self._settings_found
+
+    def find_memory(self, folders: Iterable[Path], parallel: bool = True) -> tuple[set[Path], set[Path]]:
+        """The memory files under FOLDERS (not the global ones), and the files of the names only
+        the enabled agents read (`agent_names`). Each project's own names count: the walk looks
+        for the names of each folder's settings and of every `.gemini/settings.json` it finds (a
+        second walk when these add names), and keeps a file where `is_memory` says so."""
+        extra = set(agent_names(self.settings))
+        explicit = self.settings.filenames_explicit
+        names: set[str] = set(self.settings.filenames)
+        found: set[Path] = set()
+        settings_found: set[Path] = set()
+        for folder in folders:
+            here = set(self.settings.filenames) if explicit else set(self.settings_for(folder).filenames)
+            looked = here | extra | ({SETTINGS_FILE} if not explicit and self.trusted else set())
+            files = set(find_memory_files(folder, looked, parallel=parallel))
+            projects = {p for p in files if is_project_settings_file(p)} - {
+                p for p in files if p.name in here | extra}
+            files -= projects
+            settings_found |= projects
+            more = set().union(*(self.settings_for(p.parent.parent).filenames for p in projects)) - looked
+            if more:
+                files.update(find_memory_files(folder, more, parallel=parallel))
+            names |= here | more
+            found |= files
+        memory = {p for p in found if self.is_memory(p)}
+        with self._lock:
+            self._names = frozenset(names)
+            self._settings_found = frozenset(settings_found)
+        return memory, {p for p in found - memory if p.name in extra}
 
     def chain(self, directory: Path) -> ChainPlan:
         """The chain plan of DIRECTORY (resolved, existing), with `settings_for(DIRECTORY)`. The
@@ -257,15 +316,11 @@ class MemoryStore:
     # Known files -------------------------------------------------------------------------------
 
     def scan(self, folders: Iterable[Path]) -> set[Path]:
-        """Find every memory file under FOLDERS plus the global files; remember and return them.
-        Files of the names only the enabled agents read (`agent_names`: AGENTS.md for codex, say)
-        are found in the same walk and kept apart (`agent_files`)."""
-        extra = agent_names(self.settings)
-        found: set[Path] = set()
-        for folder in folders:
-            found.update(find_memory_files(folder, (*self.settings.filenames, *extra)))
-        agents_only = {p for p in found if p.name not in self.settings.filenames}
-        found -= agents_only
+        """Find every memory file under FOLDERS (`find_memory`: each project's own names) plus the
+        global files; remember and return them. Files of the names only the enabled agents read
+        (`agent_names`: AGENTS.md for codex, say) are found in the same walk and kept apart
+        (`agent_files`)."""
+        found, agents_only = self.find_memory(folders)
         found.update(self.global_files())
         with self._lock:
             self._known = found

@@ -25,6 +25,7 @@ from lsprotocol import types
 from memory_lens.core.discovery import GIT_MARKER, find_project_root, local_dirs
 from memory_lens.core.file_identity import file_identity, stat_identity
 from memory_lens.core.files import real_dir
+from memory_lens.core.gemini_settings import GEMINI_DIR, SETTINGS_FILE, TRUSTED_FOLDERS_FILE, gemini_home
 from memory_lens.core.scan import GEMINI_IGNORE, GIT_IGNORE
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
 from memory_lens.lsp.notify import NativeWatcher
@@ -40,6 +41,9 @@ RESCAN_COST_FACTOR = 10
 POLL_COST_FACTOR = 20  # sleep at least 20x what one poll costs: the poll stays under ~5% of a core
 SAFETY_POLL_SECONDS = 1.0  # the poll's period while the system's notifications flow
 MARKER_NAMES = (GIT_MARKER, GIT_IGNORE, GEMINI_IGNORE)  # a change of one of these means a full rescan
+# Gemini's settings.json (user or project) and its folder trust rules: which names are memory
+# where, the roots, the import format. A change of one means a full rescan too.
+SETTINGS_NAMES = (SETTINGS_FILE, TRUSTED_FOLDERS_FILE)
 
 
 class Watcher:
@@ -83,7 +87,9 @@ class Watcher:
         self._notify_key: object = None
         self._poll_task: asyncio.Task | None = None
         self._rescan_task: asyncio.Task | None = None
+        self._registered_names: frozenset[str] = frozenset()  # the memory names of the client's watchers
         ls.live.on_applied(self._bump)
+        ls.live.on_applied(self._names_changed)
 
     # Hooks -------------------------------------------------------------------------------------
 
@@ -134,6 +140,12 @@ class Watcher:
     def _bump(self) -> None:
         self.generation += 1
 
+    def _names_changed(self) -> None:
+        """After a job: when a scan found other memory names (a project's settings.json added
+        AGENTS.md, say), ask the client to watch those too."""
+        if self.client_watches and self.ls.store.memory_names() != self._registered_names:
+            asyncio.ensure_future(self.register_client_watchers())
+
     def _notified(self, paths: set[Path]) -> None:
         """Changes reported by the system's notifications (called from their thread)."""
         loop = self._loop
@@ -154,6 +166,7 @@ class Watcher:
         ls = self.ls
         if not ls.supports("workspace.did_change_watched_files.dynamic_registration"):
             return
+        self._registered_names = ls.store.memory_names()
         try:
             if self.client_watches:
                 await asyncio.wait_for(ls.client_unregister_capability_async(types.UnregistrationParams(
@@ -180,7 +193,7 @@ class Watcher:
         scan and written right after it; a file created in the chain of a newly opened document)
         would take its changed state as the baseline, and the change would never show."""
         ls = self.ls
-        if path.name not in ls.settings.filenames or not os.path.lexists(path):
+        if path.name in SETTINGS_NAMES or not ls.is_memory_path(path) or not os.path.lexists(path):
             return False
         checked, ident = ls.store.checked_identity(path)
         if checked and ident == file_identity(path):
@@ -217,11 +230,11 @@ class Watcher:
         out again only when the known files, the documents' directories or the settings change).
         True when they were pointed anew."""
         ls = self.ls
-        key = (ls.store.known_version, tuple(doc_dirs), ls.settings)
+        key = (ls.store.known_version, tuple(doc_dirs), ls.settings, ls.store.memory_names())
         if key == self._notify_key and self.notifier.active:
             return False
         paths = watch_set(ls, doc_dirs)
-        self.notifier.watch({p.parent for p in paths}, {*ls.settings.filenames, *MARKER_NAMES})
+        self.notifier.watch({p.parent for p in paths}, {*ls.store.memory_names(), *MARKER_NAMES, *SETTINGS_NAMES})
         self._notify_key = key
         return True
 
@@ -276,22 +289,29 @@ class Watcher:
 # What is watched: functions of the server's settings, store and documents, no state of their own.
 
 def client_watchers(ls: MemoryLensServer) -> list[types.FileSystemWatcher]:
-    """The file watchers the server asks the client for."""
-    names = list(ls.settings.filenames)
-    globs = [f"**/{n}" for n in names] + [f"**/{n}" for n in MARKER_NAMES]
+    """The file watchers the server asks the client for: the memory names of every project, the
+    markers, and the projects' `.gemini/settings.json`; with relative patterns, the global files and
+    the user's settings.json and folder trust rules too."""
+    names = sorted(ls.store.memory_names())
+    globs = [f"**/{n}" for n in (*names, *MARKER_NAMES)] + [f"**/{GEMINI_DIR}/{SETTINGS_FILE}"]
     watchers = [types.FileSystemWatcher(glob_pattern=g) for g in globs]
     if ls.supports("workspace.did_change_watched_files.relative_pattern_support"):
         base = path_to_uri(ls.settings.global_dir)
         watchers += [types.FileSystemWatcher(glob_pattern=types.RelativePattern(base_uri=base, pattern=n))
                      for n in names]
+        user = path_to_uri(gemini_home(os.environ) / GEMINI_DIR)
+        watchers += [types.FileSystemWatcher(glob_pattern=types.RelativePattern(base_uri=user, pattern=n))
+                     for n in SETTINGS_NAMES]
     return watchers
 
 
 def split_changes(ls: MemoryLensServer, paths: set[Path]) -> tuple[set[Path], bool]:
-    """Split changed PATHS into memory files, and whether a full rescan is needed."""
-    names = set(ls.settings.filenames)
-    memory = {p for p in paths if p.name in names}
-    full = any(p.name in MARKER_NAMES for p in paths)
+    """Split changed PATHS into memory files, and whether a full rescan is needed: a marker, or
+    Gemini's settings.json (user or project) or its folder trust rules, which decide which names
+    are memory where."""
+    full = any(p.name in MARKER_NAMES or (p.name in SETTINGS_NAMES and p.parent.name == GEMINI_DIR) for p in paths)
+    known = ls.store.known()
+    memory = {p for p in paths if p.name not in SETTINGS_NAMES and (p in known or ls.is_memory_path(p))}
     return memory, full
 
 
@@ -311,7 +331,8 @@ def path_state(path: Path) -> object:
 def watch_set(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
     """Every path the poller looks at (see the module docstring)."""
     settings = ls.settings
-    paths = set(ls.store.known()) | set(settings.global_files())
+    paths = set(ls.store.known()) | set(settings.global_files()) | set(ls.store.settings_found())
+    paths.update(ls.store.settings_files(None))  # the user's settings.json and folder trust rules
     dirs: set[Path] = set()
     for directory in doc_dirs:
         if directory in dirs:
@@ -323,8 +344,10 @@ def watch_set(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
         dirs.update(d for d in (directory, *directory.parents))
     for d in dirs:
         paths.add(d / GIT_MARKER)
+    names = ls.store.memory_names()
     for d in dirs:
-        paths.update(d / n for n in settings.filenames)
+        paths.update(d / n for n in names)
+        paths.add(d / GEMINI_DIR / SETTINGS_FILE)
     return paths
 
 
@@ -346,12 +369,8 @@ def document_dirs(ls: MemoryLensServer) -> list[Path]:
 
 def created_or_deleted(ls: MemoryLensServer, folders: list[Path]) -> set[Path]:
     """Memory files created or deleted under FOLDERS since the store last knew them."""
-    from memory_lens.core.scan import find_memory_files
-
-    found: set[Path] = set()
-    for folder in folders:
-        # One process: a background check may take its time, and should cost one core at most.
-        found.update(find_memory_files(folder, ls.settings.filenames, parallel=False))
+    # One process: a background check may take its time, and should cost one core at most.
+    found, _ = ls.store.find_memory(folders, parallel=False)
     known = {p for p in ls.store.known() if any(p.is_relative_to(f) for f in folders)}
     return found ^ known
 
