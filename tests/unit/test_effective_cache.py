@@ -224,6 +224,25 @@ def test_answers_made_from_fresh_files_are_not_kept(tree: Tree) -> None:
     assert answers(server).lookup(uri) is not None
 
 
+def test_refresh_command_drops_kept_answers(tree: Tree) -> None:
+    """memoryLens.server.refresh re-reads everything: no answer kept before it is reused after it."""
+    import asyncio
+
+    server = build_server(tree.settings)
+    uri = path_to_uri(tree.proj / "pkg" / "sub" / "deep" / "mod.py")
+    settle()
+    effective_result(server, uri)
+    assert answers(server).lookup(uri) is not None
+    refresh = server.protocol.fm.commands["memoryLens.server.refresh"]
+
+    async def run() -> dict:
+        server.loop = asyncio.get_running_loop()
+        return await refresh(server)
+
+    assert asyncio.run(run())["files"] >= 0
+    assert answers(server).lookup(uri) is None
+
+
 def test_times_in_whole_milliseconds_settle_later() -> None:
     now = 10_000_000_000_000
     fine = (1, 1, 1, 0, now - SETTLE_NS - 7)
