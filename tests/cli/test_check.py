@@ -35,8 +35,8 @@ def test_dir_checks_every_file_of_the_chain(findings_tree: Workspace) -> None:
     result = ws.run("check", "--format", "json", cwd=ws.path("p/sub"))
     assert result.rc == 0, result  # warnings and information only
     root, sub = str(ws.path("p/GEMINI.md")), str(ws.path("p/sub/GEMINI.md"))
-    got = [(f["path"], f["line"], f["column"], f["severity"], f["code"]) for f in result.json()]
-    assert got == [
+    findings = [(f["path"], f["line"], f["column"], f["severity"], f["code"]) for f in result.json()]
+    assert findings == [
         (root, 3, 1, "information", "redundant"),
         (root, 5, 1, "warning", "duplicate"),
         (sub, 1, 1, "information", "redundant"),

@@ -253,9 +253,9 @@ def test_export_and_import_jsonl_and_markdown(ws: Workspace, proj: Path) -> None
         r = run_with_input(ws, source, "notes", "import", "-", *fmt, "--notes-dir", str(ws.path(f"g{len(fmt)}")),
                            cwd=target)
         assert r.rc == 0 and "imported: 2 created, 0 replaced, 0 unchanged, 0 conflict(s), 0 skipped" in r.stderr, str(r)
-        got = ws.json("notes", "read", "a", "--notes-dir", str(ws.path(f"g{len(fmt)}")), cwd=target)
-        assert got["content"] == "first\nsecond line\n<!-- memory-lens-note {} -->" and got["tags"] == ["x"]
-        assert got["created_at"] == records[0]["created_at"]
+        imported_note = ws.json("notes", "read", "a", "--notes-dir", str(ws.path(f"g{len(fmt)}")), cwd=target)
+        assert imported_note["content"] == "first\nsecond line\n<!-- memory-lens-note {} -->" and imported_note["tags"] == ["x"]
+        assert imported_note["created_at"] == records[0]["created_at"]
 
     ws.ok("notes", "edit", "a", "diverged", cwd=proj)
     source = ws.write("in.jsonl", jsonl + '{"name": "", "content": "x"}\nnot json\n')

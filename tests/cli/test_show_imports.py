@@ -75,10 +75,10 @@ def test_check_reports_imports_the_agent_cannot_follow(ws: Workspace) -> None:
     ws.write("p/ok.md", "fine")
     result = ws.run("check", "--format", "json", str(ws.path("p/GEMINI.md")))
     assert result.rc == 0, result  # warnings
-    got = [(f["line"], f["code"], f["severity"], f["message"]) for f in result.json()]
+    findings = [(f["line"], f["code"], f["severity"], f["message"]) for f in result.json()]
     assert [f["column"] for f in result.json()] == [1, 5, 1, 1, 1, 1]
     missing = ws.path("p/missing.md")
-    assert got == [
+    assert findings == [
         (2, "import-not-found", "warning",
          f"@./missing.md cannot be imported: ENOENT: no such file or directory, access '{missing}'"),
         (3, "import-outside-root", "warning",

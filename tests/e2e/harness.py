@@ -434,16 +434,16 @@ class Session:
 
     def diagnostics(self, path: Path) -> list[types.Diagnostic] | None:
         """The diagnostics last published for PATH (None: never published)."""
-        got = self.client.diagnostics.get(self.uri(path))
-        return None if got is None else list(got)
+        published = self.client.diagnostics.get(self.uri(path))
+        return None if published is None else list(published)
 
     async def wait_diagnostics(self, path: Path, predicate: Callable[[list[types.Diagnostic]], Any],
                                what: str = "") -> list[types.Diagnostic]:
         def check() -> tuple[list[types.Diagnostic]]:
-            got = self.diagnostics(path)
-            assert got is not None, "no diagnostics published yet"
-            assert predicate(got), [(d.range.start.line, d.code) for d in got]
-            return (got,)  # truthy even when there are none
+            published = self.diagnostics(path)
+            assert published is not None, "no diagnostics published yet"
+            assert predicate(published), [(d.range.start.line, d.code) for d in published]
+            return (published,)  # truthy even when there are none
 
         (found,) = await wait_for(check, what=what or f"diagnostics of {path}")
         return found

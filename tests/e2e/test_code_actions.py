@@ -140,12 +140,12 @@ async def test_save_edits_equal_memory_lens_add(ws: Workspace, start: Starter) -
         assert (actions["project"].title, actions["global"].title) == (SAVE_PROJECT, SAVE_GLOBAL)
 
         edit = check_edit_shape(lsp, actions["project"], memory_file, create=False, version=version)
-        got = apply_workspace_edit(edit, lsp.encoding)
-        assert got == {memory_file: await ws.cli_add_on_copy(memory_file, wanted, "project")}, name
+        new_bytes = apply_workspace_edit(edit, lsp.encoding)
+        assert new_bytes == {memory_file: await ws.cli_add_on_copy(memory_file, wanted, "project")}, name
 
         edit = check_edit_shape(lsp, actions["global"], ws.global_file, create=False)
-        got = apply_workspace_edit(edit, lsp.encoding)
-        assert got == {ws.global_file: await ws.cli_add_on_copy(ws.global_file, wanted, "global")}, name
+        new_bytes = apply_workspace_edit(edit, lsp.encoding)
+        assert new_bytes == {ws.global_file: await ws.cli_add_on_copy(ws.global_file, wanted, "global")}, name
     assert ws.read("work/plain/GEMINI.md") == PROJECTS["plain"][0]  # offering an edit writes nothing
 
 
@@ -159,9 +159,9 @@ async def test_edit_follows_the_unsaved_buffer(ws: Workspace, start: Starter) ->
     lsp.open(app, language="python")
     actions = await save_actions(lsp, app, "return 'hello'")
     edit = check_edit_shape(lsp, actions["project"], memory_file, create=False, version=version)
-    got = apply_workspace_edit(edit, lsp.encoding, buffers={lsp.uri(memory_file): buffer})
+    new_bytes = apply_workspace_edit(edit, lsp.encoding, buffers={lsp.uri(memory_file): buffer})
     copy = ws.write("buffer-copy/GEMINI.md", buffer)
-    assert got == {memory_file: await ws.cli_add_on_copy(copy, "return 'hello'", "project")}
+    assert new_bytes == {memory_file: await ws.cli_add_on_copy(copy, "return 'hello'", "project")}
 
 
 async def test_missing_memory_files_are_created(ws: Workspace, start: Starter) -> None:
@@ -278,8 +278,8 @@ async def test_undo_in_an_unsaved_buffer(lsp: Session) -> None:
     lsp.change(memory_file, with_entry[memory_file].decode("utf-8"))
     undone = await lsp.command(CMD_REMOVE, {"uri": saved["uri"], "line": saved["line"], "text": saved["text"]})
     assert undone["unsaved"] is True and len(lsp.applied) == 2
-    got = apply_workspace_edit(lsp.applied[1].edit, lsp.encoding, buffers={lsp.uri(memory_file): with_entry[memory_file].decode("utf-8")})
-    assert got == {memory_file: buffer.encode("utf-8")}
+    new_bytes = apply_workspace_edit(lsp.applied[1].edit, lsp.encoding, buffers={lsp.uri(memory_file): with_entry[memory_file].decode("utf-8")})
+    assert new_bytes == {memory_file: buffer.encode("utf-8")}
     assert memory_file.read_bytes() == on_disk  # the disk was never written
 
 
@@ -368,8 +368,8 @@ async def test_quick_fixes_remove_duplicate_and_redundant_entries(ws: Workspace,
         assert [a.title for a in fixes] == [title]
         fix = fixes[0]
         assert list(fix.diagnostics or []) == [diag] and fix.is_preferred
-        got = apply_workspace_edit(fix.edit, lsp.encoding, buffers={lsp.uri(memory_file): QUICK_FIX_TEXT})
-        assert got == {memory_file: fixed.encode("utf-8")}
+        new_bytes = apply_workspace_edit(fix.edit, lsp.encoding, buffers={lsp.uri(memory_file): QUICK_FIX_TEXT})
+        assert new_bytes == {memory_file: fixed.encode("utf-8")}
         if fix.edit.document_changes:
             assert fix.edit.document_changes[0].text_document.version == lsp.versions[lsp.uri(memory_file)]
 
@@ -406,5 +406,5 @@ async def test_quick_fixes_for_stale_diagnostics_remove_nothing(ws: Workspace, s
     (fresh,) = [d for d in lsp.diagnostics(memory_file) or [] if d.code == "duplicate"]
     (fix,) = await fixes(fresh)
     buffer = lsp.texts[lsp.uri(memory_file)]
-    got = apply_workspace_edit(fix.edit, lsp.encoding, buffers={lsp.uri(memory_file): buffer})
-    assert got == {memory_file: buffer.replace("- tabs,  NOT spaces\n    (except in YAML).\n", "").encode("utf-8")}
+    new_bytes = apply_workspace_edit(fix.edit, lsp.encoding, buffers={lsp.uri(memory_file): buffer})
+    assert new_bytes == {memory_file: buffer.replace("- tabs,  NOT spaces\n    (except in YAML).\n", "").encode("utf-8")}

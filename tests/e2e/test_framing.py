@@ -109,7 +109,7 @@ class RawServer:
         assert code == 0, log
         assert "Traceback" not in log, log
         assert sorted(self.answers, key=str) == sorted(self.sent_ids, key=str), (self.answers.keys(), self.sent_ids)
-        assert all(len(got) == 1 for got in self.answers.values()), self.answers
+        assert all(len(replies) == 1 for replies in self.answers.values()), self.answers
         return [line for line in log.splitlines() if BAD_LINE in line]
 
 
@@ -210,7 +210,7 @@ async def test_shutdown_with_params_is_refused_and_requests_after_shutdown_get_e
     assert await asyncio.wait_for(server.proc.wait(), WAIT_SECONDS) == 0
     await asyncio.wait_for(asyncio.gather(*server.readers), WAIT_SECONDS)
     assert sorted(server.answers) == [0, 1, 2, 3, 4]
-    assert all(len(got) == 1 for got in server.answers.values())
+    assert all(len(replies) == 1 for replies in server.answers.values())
     assert len([line for line in server.stderr.decode().splitlines() if BAD_LINE in line]) == 2
 
 

@@ -38,8 +38,8 @@ async def test_links_and_definition(ws: Workspace, start: Starter) -> None:
     found = await lsp.client.text_document_definition_async(types.DefinitionParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=1, character=10)))
     (target,) = found
-    got = target.target_uri if isinstance(target, types.LocationLink) else target.uri
-    assert got == uri_of(proj / "docs" / "style.md")
+    definition_uri = target.target_uri if isinstance(target, types.LocationLink) else target.uri
+    assert definition_uri == uri_of(proj / "docs" / "style.md")
     assert isinstance(target, types.LocationLink) == lsp.supports("text_document.definition.link_support")
     nothing = await lsp.client.text_document_definition_async(types.DefinitionParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=2, character=3)))
@@ -55,9 +55,9 @@ async def test_completion_after_at(ws: Workspace, start: Starter) -> None:
         return await lsp.client.text_document_completion_async(types.CompletionParams(
             text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)))
 
-    got = await complete(3, len("@./docs/s"))
-    assert sorted(i.label for i in got.items) == ["style.md", "sub/"]
-    style = next(i for i in got.items if i.label == "style.md")
+    completions = await complete(3, len("@./docs/s"))
+    assert sorted(i.label for i in completions.items) == ["style.md", "sub/"]
+    style = next(i for i in completions.items if i.label == "style.md")
     assert style.text_edit.range == types.Range(start=types.Position(line=3, character=len("@./docs/")),
                                                 end=types.Position(line=3, character=len("@./docs/s")))
     assert style.kind == types.CompletionItemKind.File

@@ -18,21 +18,21 @@ from memory_lens.core.settings import Settings
 def test_regular_file(tmp_path: Path) -> None:
     p = tmp_path / "GEMINI.md"
     p.write_bytes(b"hello\n")
-    got = read_memory_file(p)
-    assert got.ok and got.exists and got.status is FileStatus.OK
-    assert (got.text, got.size, got.real_path) == ("hello\n", 6, Path(os.path.realpath(p)))
+    memory_file = read_memory_file(p)
+    assert memory_file.ok and memory_file.exists and memory_file.status is FileStatus.OK
+    assert (memory_file.text, memory_file.size, memory_file.real_path) == ("hello\n", 6, Path(os.path.realpath(p)))
 
 
 def test_bom_is_dropped_but_counted_in_size(tmp_path: Path) -> None:
     p = tmp_path / "GEMINI.md"
     p.write_bytes(b"\xef\xbb\xbfhi")
-    got = read_memory_file(p)
-    assert (got.text, got.size) == ("hi", 5)
+    memory_file = read_memory_file(p)
+    assert (memory_file.text, memory_file.size) == ("hi", 5)
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    got = read_memory_file(tmp_path / "nope.md")
-    assert got.status is FileStatus.MISSING and not got.exists and not got.ok
+    memory_file = read_memory_file(tmp_path / "nope.md")
+    assert memory_file.status is FileStatus.MISSING and not memory_file.exists and not memory_file.ok
     assert read_memory_file(tmp_path / "no" / "dir" / "x.md").status is FileStatus.MISSING
 
 
@@ -81,9 +81,9 @@ def _utf16(p: Path) -> None:
 def test_unusable_files(tmp_path: Path, make, reason: str) -> None:
     p = tmp_path / "GEMINI.md"
     make(p)
-    got = read_memory_file(p)  # a FIFO must not block here
-    assert got.status is FileStatus.UNUSABLE and got.exists and not got.ok and not got.loadable
-    assert reason in got.reason and got.text == "" and got.encoding is None
+    memory_file = read_memory_file(p)  # a FIFO must not block here
+    assert memory_file.status is FileStatus.UNUSABLE and memory_file.exists and not memory_file.ok and not memory_file.loadable
+    assert reason in memory_file.reason and memory_file.text == "" and memory_file.encoding is None
 
 
 @pytest.mark.parametrize(
@@ -97,10 +97,10 @@ def test_files_with_bad_bytes_carry_the_agents_text(tmp_path: Path, make, reason
     first bad byte is."""
     p = tmp_path / "GEMINI.md"
     make(p)
-    got = read_memory_file(p)
-    assert got.status is FileStatus.UNUSABLE and not got.ok and got.loadable
-    assert reason in got.reason and got.text == text
-    assert (got.encoding.offset, got.encoding.line, got.encoding.column) == where
+    memory_file = read_memory_file(p)
+    assert memory_file.status is FileStatus.UNUSABLE and not memory_file.ok and memory_file.loadable
+    assert reason in memory_file.reason and memory_file.text == text
+    assert (memory_file.encoding.offset, memory_file.encoding.line, memory_file.encoding.column) == where
 
 
 def test_decode_as_agent_points_at_the_first_bad_byte() -> None:

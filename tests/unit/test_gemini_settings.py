@@ -68,8 +68,8 @@ def test_file_name_list_trimmed_normalised_once_each() -> None:
 
 
 def test_no_settings_file_gives_nothing(home: Path) -> None:
-    got = read(home)
-    assert (got.filenames, got.boundary_markers, got.import_format, got.files, got.warnings) == (
+    loaded = read(home)
+    assert (loaded.filenames, loaded.boundary_markers, loaded.import_format, loaded.files, loaded.warnings) == (
         None, None, None, (), ())
 
 
@@ -80,11 +80,11 @@ def test_trusted_project_wins_key_by_key_and_lists_replace(home: Path) -> None:
                             "memoryBoundaryMarkers": [".git", "package.json"]}})
     project(home, {"context": {"fileName": "AGENTS.md", "memoryBoundaryMarkers": [".hg"]}})
     trust(home, {str(home.parent / "proj"): "TRUST_FOLDER"})
-    got = read(home)
-    assert got.filenames == ("AGENTS.md", "GEMINI.md")
-    assert got.boundary_markers == (".hg",)
-    assert got.import_format == "flat"
-    assert len(got.files) == 2
+    loaded = read(home)
+    assert loaded.filenames == ("AGENTS.md", "GEMINI.md")
+    assert loaded.boundary_markers == (".hg",)
+    assert loaded.import_format == "flat"
+    assert len(loaded.files) == 2
 
 
 @pytest.mark.parametrize("rules, environ, user_data, trusted", [
@@ -106,16 +106,16 @@ def test_project_file_only_in_a_folder_gemini_trusts(home: Path, rules: dict, en
 
 def test_home_as_working_directory_reads_the_user_file_once(home: Path) -> None:
     user(home, {"context": {"importFormat": "flat"}})
-    got = read_gemini_settings(home, home, {"GEMINI_CLI_TRUST_WORKSPACE": "true"})
-    assert got.files == (home / ".gemini" / "settings.json",)
+    loaded = read_gemini_settings(home, home, {"GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    assert loaded.files == (home / ".gemini" / "settings.json",)
 
 
 def test_comments_and_environment_variables(home: Path) -> None:
     user(home, '{\n // a comment\n "context": {"fileName": ["$NAME", "${OTHER:-CLAUDE.md}"], /* x */\n'
                ' "importFormat": "fl//at"}}')
-    got = read(home, {"NAME": "AGENTS.md"})
-    assert got.filenames == ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
-    assert got.import_format == "tree" and "neither" in got.warnings[0]  # "fl//at" is a string, kept whole
+    loaded = read(home, {"NAME": "AGENTS.md"})
+    assert loaded.filenames == ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
+    assert loaded.import_format == "tree" and "neither" in loaded.warnings[0]  # "fl//at" is a string, kept whole
     assert strip_json_comments('{"a": "//x"} // y') == '{"a": "//x"}  '
     assert expand_env("$MISSING ${A}", {"A": "1"}) == "$MISSING 1"
 
@@ -134,9 +134,9 @@ def test_malformed_file_is_one_warning_and_the_other_file_still_counts(home: Pat
     bad = user(home, content)
     project(home, {"context": {"fileName": "AGENTS.md"}})
     trust(home, {str(home.parent / "proj"): "TRUST_FOLDER"})
-    got = read(home)
-    assert len(got.warnings) == 1 and got.warnings[0].startswith(f"ignoring {bad}: ") and why in got.warnings[0]
-    assert got.filenames == ("AGENTS.md", "GEMINI.md")
+    loaded = read(home)
+    assert len(loaded.warnings) == 1 and loaded.warnings[0].startswith(f"ignoring {bad}: ") and why in loaded.warnings[0]
+    assert loaded.filenames == ("AGENTS.md", "GEMINI.md")
 
 
 # The layering --------------------------------------------------------------------------------------
@@ -147,8 +147,8 @@ AGENT = GeminiSettings(filenames=("AGENTS.md", "GEMINI.md"), boundary_markers=("
 
 def test_layering_defaults_then_settings_json_then_environment_then_flags() -> None:
     assert resolve_settings(environ={}).filenames == ("GEMINI.md",)
-    got = resolve_settings(environ={}, agent=AGENT)
-    assert (got.filenames, got.boundary_markers, got.import_format) == (
+    resolved = resolve_settings(environ={}, agent=AGENT)
+    assert (resolved.filenames, resolved.boundary_markers, resolved.import_format) == (
         ("AGENTS.md", "GEMINI.md"), ("package.json",), "flat")
     assert resolve_settings(environ={"MEMORY_LENS_FILENAMES": "CLAUDE.md"}, agent=AGENT).filenames == ("CLAUDE.md",)
     assert resolve_settings(["X.md"], environ={"MEMORY_LENS_FILENAMES": "CLAUDE.md"}, agent=AGENT).filenames == (
@@ -156,8 +156,8 @@ def test_layering_defaults_then_settings_json_then_environment_then_flags() -> N
 
 
 def test_defaults_without_settings_json() -> None:
-    got = resolve_settings(environ={})
-    assert (got.boundary_markers, got.import_format, got.warnings) == ((".git",), "tree", ())
+    resolved = resolve_settings(environ={})
+    assert (resolved.boundary_markers, resolved.import_format, resolved.warnings) == ((".git",), "tree", ())
 
 
 def test_empty_marker_list_is_kept() -> None:
@@ -165,9 +165,9 @@ def test_empty_marker_list_is_kept() -> None:
 
 
 def test_settings_json_name_memory_lens_cannot_use_is_a_warning() -> None:
-    got = resolve_settings(environ={}, agent=GeminiSettings(filenames=("docs/AGENTS.md", "GEMINI.md")))
-    assert got.filenames == ("GEMINI.md",)
-    assert got.warnings and "context.fileName" in got.warnings[0]
+    resolved = resolve_settings(environ={}, agent=GeminiSettings(filenames=("docs/AGENTS.md", "GEMINI.md")))
+    assert resolved.filenames == ("GEMINI.md",)
+    assert resolved.warnings and "context.fileName" in resolved.warnings[0]
 
 
 def test_shared_parsing() -> None:
@@ -193,19 +193,19 @@ def test_flat_format_as_gemini_writes_it(tmp_path: Path) -> None:
     (tmp_path / "b.md").write_text("B @./a.md\n")
     (tmp_path / "c.md").write_text("C\n")
     text = "root @./a.md `@./c.md` @./b.md @./missing.md @../out.md\n"
-    got = expand_imports(text, tmp_path / "GEMINI.md", import_format="flat")
+    expanded = expand_imports(text, tmp_path / "GEMINI.md", import_format="flat")
     block = lambda key, body: f"--- File: {key} ---\n{body}\n--- End of File: {key} ---"  # noqa: E731
     # The first block is named after the file's directory; mentions are followed last to first.
-    assert got.text == "\n\n".join([
+    assert expanded.text == "\n\n".join([
         block(tmp_path, text.strip()),
         block(tmp_path / "b.md", "B @./a.md"),
         block(tmp_path / "a.md", "A @./c.md and @./b.md"),
         block(tmp_path / "c.md", "C"),
     ])
     # ./a.md came in through b.md first: a file already included is not listed again.
-    assert [(n.target, n.status) for n in got.imports] == [
+    assert [(n.target, n.status) for n in expanded.imports] == [
         ("./b.md", "imported"), ("./missing.md", "not-found"), ("../out.md", "outside-root")]
-    assert [(n.target, n.status) for n in got.imports[0].children] == [("./a.md", "imported")]
+    assert [(n.target, n.status) for n in expanded.imports[0].children] == [("./a.md", "imported")]
 
 
 def test_lsp_settings_win_over_settings_json_and_keep_the_rest() -> None:
@@ -215,9 +215,9 @@ def test_lsp_settings_win_over_settings_json_and_keep_the_rest() -> None:
     warnings: list[str] = []
     cfg = parse_config({"memoryLens": {"filenames": "CLAUDE.md, GEMINI.md", "globalDir": "~/g"}}, ServerConfig(),
                        warnings.append)
-    got = to_settings(cfg, base)
-    assert (got.filenames, got.global_dir) == (("CLAUDE.md", "GEMINI.md"), Path.home() / "g")
-    assert (got.boundary_markers, got.import_format) == (("package.json",), "flat")
+    resolved = to_settings(cfg, base)
+    assert (resolved.filenames, resolved.global_dir) == (("CLAUDE.md", "GEMINI.md"), Path.home() / "g")
+    assert (resolved.boundary_markers, resolved.import_format) == (("package.json",), "flat")
     assert to_settings(ServerConfig(), base).filenames == ("AGENTS.md", "GEMINI.md")
     bad = parse_config({"filenames": ["a/b.md"], "globalDir": " ", "tokenBudget": True}, ServerConfig(),
                        warnings.append)
@@ -260,12 +260,12 @@ def test_a_fifo_or_huge_settings_file_is_a_warning_not_a_hang(home: Path) -> Non
     import os
 
     os.mkfifo(home / ".gemini" / "settings.json")
-    got = read(home)
-    assert len(got.warnings) == 1 and "not a regular file" in got.warnings[0]
+    loaded = read(home)
+    assert len(loaded.warnings) == 1 and "not a regular file" in loaded.warnings[0]
     os.unlink(home / ".gemini" / "settings.json")
     user(home, "{" + " " * (1 << 20) + "}")
-    got = read(home)
-    assert len(got.warnings) == 1 and "over 1048576 bytes" in got.warnings[0]
+    loaded = read(home)
+    assert len(loaded.warnings) == 1 and "over 1048576 bytes" in loaded.warnings[0]
 
 
 def test_gemini_cli_home_moves_the_user_file(home: Path, tmp_path: Path) -> None:
@@ -273,5 +273,5 @@ def test_gemini_cli_home_moves_the_user_file(home: Path, tmp_path: Path) -> None
     (other / ".gemini").mkdir(parents=True)
     (other / ".gemini" / "settings.json").write_text('{"context": {"importFormat": "flat"}}')
     user(home, {"context": {"importFormat": "tree"}})
-    got = read_gemini_settings(tmp_path / "proj", None, {"GEMINI_CLI_HOME": str(other)})
-    assert got.import_format == "flat" and got.files == (other / ".gemini" / "settings.json",)
+    loaded = read_gemini_settings(tmp_path / "proj", None, {"GEMINI_CLI_HOME": str(other)})
+    assert loaded.import_format == "flat" and loaded.files == (other / ".gemini" / "settings.json",)

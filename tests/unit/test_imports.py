@@ -54,8 +54,8 @@ def test_expansion_markers_and_tree(tmp_path: Path) -> None:
     (root / "dir").mkdir()
     (tmp_path / "out.md").write_text("outside")
     text = "top\n@./a.md `@./a.md`\n@missing.md\n@../out.md @https://x.org/a\n@./dir\n"
-    got = expand_imports(text, root / "GEMINI.md")
-    assert got.text == (
+    expansion = expand_imports(text, root / "GEMINI.md")
+    assert expansion.text == (
         "top\n<!-- Imported from: ./a.md -->\nA\n<!-- Imported from: ./b.md -->\n"
         "B <!-- File already processed: ./a.md -->\n<!-- End of import from: ./b.md -->\n"
         "\n<!-- End of import from: ./a.md --> `@./a.md`\n"
@@ -63,24 +63,24 @@ def test_expansion_markers_and_tree(tmp_path: Path) -> None:
         "<!-- Import failed: ../out.md - Path traversal attempt --> "
         "<!-- Import failed: https://x.org/a - Path traversal attempt -->\n"
         "<!-- Import failed: ./dir - EISDIR: illegal operation on a directory, read -->\n")
-    assert _tree(got.imports) == [
+    assert _tree(expansion.imports) == [
         (2, "./a.md", IMPORTED, [[(2, "./b.md", IMPORTED, [[(1, "./a.md", CYCLE, [])]])]]),
         (3, "missing.md", NOT_FOUND, []),
         (4, "../out.md", OUTSIDE_ROOT, []),
         (4, "https://x.org/a", URL, []),
         (5, "./dir", UNREADABLE, []),
     ]
-    a = got.imports[0]
+    a = expansion.imports[0]
     assert (a.file, a.path, a.children[0].file) == (root / "GEMINI.md", root / "a.md", root / "a.md")
-    assert got.imports[2].path == tmp_path / "out.md" and got.imports[3].path is None
+    assert expansion.imports[2].path == tmp_path / "out.md" and expansion.imports[3].path is None
 
 
 def test_depth_five_is_inserted_raw_and_its_mentions_marked(tmp_path: Path) -> None:
     for i in range(1, 7):
         (tmp_path / f"l{i}.md").write_text(f"L{i} @./l{i + 1}.md")
-    got = expand_imports("L0 @./l1.md", tmp_path / "GEMINI.md")
-    assert got.text.count("<!-- Imported from:") == 5 and "L5 @./l6.md" in got.text
-    node = got.imports[0]
+    expansion = expand_imports("L0 @./l1.md", tmp_path / "GEMINI.md")
+    assert expansion.text.count("<!-- Imported from:") == 5 and "L5 @./l6.md" in expansion.text
+    node = expansion.imports[0]
     for _ in range(4):
         (node,) = node.children
     assert node.target == "./l5.md" and node.status == IMPORTED
@@ -89,9 +89,9 @@ def test_depth_five_is_inserted_raw_and_its_mentions_marked(tmp_path: Path) -> N
 
 def test_an_import_of_a_fifo_is_refused_not_read(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.md")
-    got = expand_imports("@./pipe.md", tmp_path / "GEMINI.md")  # would block if it were opened for reading
-    assert got.imports[0].status == UNREADABLE
-    assert got.text == f"<!-- Import failed: ./pipe.md - {tmp_path / 'pipe.md'} is not a regular file (a FIFO, socket or device) -->"
+    expansion = expand_imports("@./pipe.md", tmp_path / "GEMINI.md")  # would block if it were opened for reading
+    assert expansion.imports[0].status == UNREADABLE
+    assert expansion.text == f"<!-- Import failed: ./pipe.md - {tmp_path / 'pipe.md'} is not a regular file (a FIFO, socket or device) -->"
 
 
 def test_symlinks_followed_for_containment(tmp_path: Path) -> None:
@@ -102,22 +102,22 @@ def test_symlinks_followed_for_containment(tmp_path: Path) -> None:
     (root / "leak.md").symlink_to("../secret.md")
     (root / "ok.md").symlink_to("real.md")
     (root / "loop.md").symlink_to("loop.md")
-    got = expand_imports("@./leak.md @./ok.md @./loop.md", root / "GEMINI.md")
-    assert [(n.target, n.status) for n in got.imports] == [
+    expansion = expand_imports("@./leak.md @./ok.md @./loop.md", root / "GEMINI.md")
+    assert [(n.target, n.status) for n in expansion.imports] == [
         ("./leak.md", OUTSIDE_ROOT), ("./ok.md", IMPORTED), ("./loop.md", OUTSIDE_ROOT)]
-    assert "secret" not in got.text and "real" in got.text
+    assert "secret" not in expansion.text and "real" in expansion.text
 
 
 def test_imported_files_are_decoded_like_the_agent(tmp_path: Path) -> None:
     (tmp_path / "bad.md").write_bytes(b"\xef\xbb\xbfcaf\xe9\x00\n")
-    got = expand_imports("@bad.md", tmp_path / "GEMINI.md")
-    assert got.text == "<!-- Imported from: bad.md -->\n\ufeffcaf\ufffd\x00\n\n<!-- End of import from: bad.md -->"
+    expansion = expand_imports("@bad.md", tmp_path / "GEMINI.md")
+    assert expansion.text == "<!-- Imported from: bad.md -->\n\ufeffcaf\ufffd\x00\n\n<!-- End of import from: bad.md -->"
 
 
 def test_text_without_mentions_is_returned_as_is(tmp_path: Path) -> None:
     text = "no imports here, not even me@example.com"
-    got = expand_imports(text, tmp_path / "GEMINI.md")
-    assert got.text is text and got.imports == ()
+    expansion = expand_imports(text, tmp_path / "GEMINI.md")
+    assert expansion.text is text and expansion.imports == ()
 
 
 def test_imports_that_multiply_stop_at_a_bound(tmp_path: Path) -> None:
@@ -126,17 +126,17 @@ def test_imports_that_multiply_stop_at_a_bound(tmp_path: Path) -> None:
     for name, nxt in (("a", "b"), ("b", "c"), ("c", "d"), ("d", "e")):
         (tmp_path / f"{name}.md").write_text(f"@./{nxt}.md\n" * 100)
     (tmp_path / "e.md").write_text("end")
-    got = expand_imports("@./a.md", tmp_path / "GEMINI.md")
+    expansion = expand_imports("@./a.md", tmp_path / "GEMINI.md")
     statuses = []
 
     def walk(nodes):
         for n in nodes:
             statuses.append(n.status)
             walk(n.children)
-    walk(got.imports)
+    walk(expansion.imports)
     assert statuses.count(IMPORTED) == MAX_IMPORT_READS and LIMIT in statuses
-    assert "read more than 5000 files (Memory Lens's limit)" in got.text
-    (problem,) = [p for p in import_problems(got.imports) if p.culprit.status == LIMIT]
+    assert "read more than 5000 files (Memory Lens's limit)" in expansion.text
+    (problem,) = [p for p in import_problems(expansion.imports) if p.culprit.status == LIMIT]
     assert problem.code == "import-depth" and "is not expanded" in problem.message
 
 
@@ -144,6 +144,6 @@ def test_an_import_over_the_byte_bound_is_not_read(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(imports, "MAX_IMPORTED_BYTES", 10)
     (tmp_path / "big.md").write_text("x" * 11)
     (tmp_path / "small.md").write_text("y" * 10)
-    got = expand_imports("@./small.md @./big.md", tmp_path / "GEMINI.md")
-    assert [n.status for n in got.imports] == [IMPORTED, LIMIT]
-    assert "more than 10 bytes (Memory Lens's limit)" in got.imports[1].message
+    expansion = expand_imports("@./small.md @./big.md", tmp_path / "GEMINI.md")
+    assert [n.status for n in expansion.imports] == [IMPORTED, LIMIT]
+    assert "more than 10 bytes (Memory Lens's limit)" in expansion.imports[1].message

@@ -87,10 +87,10 @@ def test_to_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     base = Settings(filenames=("GEMINI.md",), global_dir=tmp_path / ".gemini")
     assert to_settings(ServerConfig(), base) == base
     assert to_settings(ServerConfig(debug=True), base) == base
-    got = to_settings(ServerConfig(filenames=("AGENTS.md", "GEMINI.md"), global_dir="~/agents"), base)
-    assert got.filenames == ("AGENTS.md", "GEMINI.md")
-    assert got.global_dir == tmp_path / "agents" and got.global_dir.is_absolute()
-    assert got.budget_bytes == DEFAULT_BUDGET_BYTES and got.budget_tokens is None
+    resolved = to_settings(ServerConfig(filenames=("AGENTS.md", "GEMINI.md"), global_dir="~/agents"), base)
+    assert resolved.filenames == ("AGENTS.md", "GEMINI.md")
+    assert resolved.global_dir == tmp_path / "agents" and resolved.global_dir.is_absolute()
+    assert resolved.budget_bytes == DEFAULT_BUDGET_BYTES and resolved.budget_tokens is None
 
     relative = to_settings(ServerConfig(global_dir="rel/dir"), base)
     assert relative.global_dir.is_absolute() and relative.global_dir.parts[-2:] == ("rel", "dir")

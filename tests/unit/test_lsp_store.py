@@ -84,11 +84,11 @@ def test_entries_are_cached_per_text(store: MemoryStore, tree: Path) -> None:
 
 def test_memory_for_is_the_core_merge(store: MemoryStore, tree: Path) -> None:
     directory = tree / "proj" / "pkg"
-    got = store.memory_for(directory)
+    memory = store.memory_for(directory)
     expected = load_memory(directory, store.settings)
-    assert got.text == expected.text
-    assert got.project_root == expected.project_root == tree / "proj"
-    assert [(s.path, s.scope, s.readable) for s in got.sources] == [
+    assert memory.text == expected.text
+    assert memory.project_root == expected.project_root == tree / "proj"
+    assert [(s.path, s.scope, s.readable) for s in memory.sources] == [
         (s.path, s.scope, s.readable) for s in expected.sources]
     rewrite(tree / "proj" / "GEMINI.md", "- Fresh\n")
     assert "- Fresh" in store.memory_for(directory).text  # always what is on disk now
@@ -96,8 +96,8 @@ def test_memory_for_is_the_core_merge(store: MemoryStore, tree: Path) -> None:
 
 def test_check_from_disk_equals_the_core_check(store: MemoryStore, tree: Path) -> None:
     for path in (tree / "proj" / "GEMINI.md", tree / "proj" / "pkg" / "GEMINI.md", tree / "home" / ".gemini" / "GEMINI.md"):
-        got = [(f.line, f.code, f.message) for f in store.check(path)]
-        assert got == [(f.line, f.code, f.message) for f in check_file(path, store.settings)]
+        findings = [(f.line, f.code, f.message) for f in store.check(path)]
+        assert findings == [(f.line, f.code, f.message) for f in check_file(path, store.settings)]
     codes = [(f.line, f.code) for f in store.check(tree / "proj" / "GEMINI.md")]
     assert codes == [(3, "redundant"), (4, "duplicate")]
 

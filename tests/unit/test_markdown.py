@@ -109,8 +109,8 @@ def test_entries_are_top_level_list_items() -> None:
 
 
 def test_entry_column_is_where_the_text_starts() -> None:
-    got = parse("-   wide\n*\tx\n").entries
-    assert [(e.column, e.text) for e in got] == [(4, "wide"), (2, "x")]
+    parsed_entries = parse("-   wide\n*\tx\n").entries
+    assert [(e.column, e.text) for e in parsed_entries] == [(4, "wide"), (2, "x")]
 
 
 def test_continuation_lines_are_dedented_and_joined() -> None:

@@ -44,10 +44,10 @@ def test_files_read_in_bulk_get_the_careful_readers_answer(sandbox: NotesSandbox
     sandbox.write_note(d, "large.json", note_data("large", "y" * 5000, [], "global"))
     names = sorted(p.name for p in d.iterdir()) + ["gone.json"]
 
-    got = dict(read_note_files(d, Scope.GLOBAL, names))
-    assert got == {name: _careful(d, name) for name in names}
-    assert got["good.json"][0].tags == ("a", "B") and isinstance(got["fifo.json"], str)
-    assert isinstance(got["dangling.json"], str) and got["gone.json"] == "vanished while being read"
+    read_in_bulk = dict(read_note_files(d, Scope.GLOBAL, names))
+    assert read_in_bulk == {name: _careful(d, name) for name in names}
+    assert read_in_bulk["good.json"][0].tags == ("a", "B") and isinstance(read_in_bulk["fifo.json"], str)
+    assert isinstance(read_in_bulk["dangling.json"], str) and read_in_bulk["gone.json"] == "vanished while being read"
 
     # A size limit below the note's (MEMORY_LENS_MAX_FILE_SIZE) is reported as the careful reader reports it.
     monkeypatch.setenv("MEMORY_LENS_MAX_FILE_SIZE", "1000")

@@ -55,8 +55,8 @@ def test_pages_follow_the_listing_order_across_both_scopes_with_and_without_tags
         for tags in ([], ["odd"], ["even", "three"]):
             expected = _expected(scopes, None) if not tags else [
                 r for r in _expected(scopes, tags[0]) if len(tags) == 1 or r in _expected(scopes, tags[1])]
-            got, totals = _all_pages(store, scope=scope, tags=tags)
-            assert got == expected, (scope, tags)
+            pages, totals = _all_pages(store, scope=scope, tags=tags)
+            assert pages == expected, (scope, tags)
             assert totals == {len(expected)}, (scope, tags)
     problems = {p.path.name for p in store.problems()}
     assert problems == {"broken.json", "zz-copy.json"}

@@ -61,11 +61,11 @@ def test_different_names_get_different_files_whatever_the_case(a: str, b: str) -
     ("日本語メモ", None), ("..", None), ("nul", None),
 ])
 def test_plain_names_are_their_own_file_names_others_get_a_hash(name: str, fname: str | None) -> None:
-    got = note_filename(name)
+    filename = note_filename(name)
     if fname is not None:
-        assert got == fname
+        assert filename == fname
     else:
-        assert got != name + ".json" and len(got) > 14 and got[-14:-5].startswith("-")
+        assert filename != name + ".json" and len(filename) > 14 and filename[-14:-5].startswith("-")
 
 
 def test_names_differing_only_in_case_or_unicode_form_do_not_share_a_file() -> None:

@@ -117,8 +117,8 @@ def test_every_settings_key_in_protocol_is_read_by_the_server_and_every_setting_
     reached: set[str] = set()
     for key in protocol.SETTINGS_KEYS:
         warnings: list[str] = []
-        got = parse_config({protocol.SETTINGS_SECTION: _nested(key, SAMPLES[key])}, base, warnings.append)
-        changed = {f.name for f in dataclasses.fields(ServerConfig) if getattr(got, f.name) != getattr(base, f.name)}
+        parsed = parse_config({protocol.SETTINGS_SECTION: _nested(key, SAMPLES[key])}, base, warnings.append)
+        changed = {f.name for f in dataclasses.fields(ServerConfig) if getattr(parsed, f.name) != getattr(base, f.name)}
         assert changed and not warnings, (key, warnings)
         reached |= changed
     assert reached == {f.name for f in dataclasses.fields(ServerConfig)} - {"trusted"}
