@@ -88,7 +88,7 @@ def supports(caps: types.ClientCapabilities, field: str) -> bool:
 
 # JSON values: results as plain JSON values, the way the server reads params.
 
-from memory_lens.lsp.convert import json_values as plain  # noqa: E402
+from memory_lens.lsp.convert import json_values  # noqa: E402
 
 
 # Text edits --------------------------------------------------------------------------------
@@ -339,7 +339,7 @@ class Session:
     async def request(self, method: str, params: Any) -> Any:
         """Send a request and return its result as plain JSON values."""
         result = await asyncio.wait_for(self.client.protocol.send_request_async(method, params), REQUEST_SECONDS)
-        return plain(result)
+        return json_values(result)
 
     @contextlib.contextmanager
     def untyped(self):
@@ -356,7 +356,7 @@ class Session:
         """Send a request with PARAMS as they are; return its result as plain JSON values."""
         with self.untyped():
             future = self.client.protocol.send_request(method, params)
-        return plain(await asyncio.wait_for(asyncio.wrap_future(future), REQUEST_SECONDS))
+        return json_values(await asyncio.wait_for(asyncio.wrap_future(future), REQUEST_SECONDS))
 
     def raw_notify(self, method: str, params: Any) -> None:
         with self.untyped():
@@ -369,7 +369,7 @@ class Session:
     async def command(self, command: str, *arguments: Any) -> Any:
         result = await asyncio.wait_for(self.client.workspace_execute_command_async(
             types.ExecuteCommandParams(command=command, arguments=list(arguments))), REQUEST_SECONDS)
-        return plain(result)
+        return json_values(result)
 
     async def code_actions(self, path: Path, start: tuple[int, int], end: tuple[int, int],
                            diagnostics: list[types.Diagnostic] | None = None,
@@ -535,7 +535,7 @@ def install_handlers(session: Session) -> None:
 
     @client.feature(DID_CHANGE)
     def memory_did_change(params: Any) -> None:
-        data = plain(params)
+        data = json_values(params)
         uris = data.get("uris") if isinstance(data, dict) else None
         if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
             session.violations.append(f"memory/didChange with params {data!r}")
@@ -544,7 +544,7 @@ def install_handlers(session: Session) -> None:
 
     @client.feature(NOTES_DID_CHANGE)
     def notes_did_change(params: Any) -> None:
-        data = plain(params)
+        data = json_values(params)
         uris = data.get("documentUris") if isinstance(data, dict) else None
         if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
             session.violations.append(f"memory/notesDidChange with params {data!r}")
