@@ -121,6 +121,20 @@ async def test_each_project_checks_its_own_memory_names(ws: Workspace, start: St
     assert await lsp.request(types.TEXT_DOCUMENT_HOVER, hover) is not None
     hover.text_document.uri = lsp.uri(b / "AGENTS.md")
     assert await lsp.request(types.TEXT_DOCUMENT_HOVER, hover) is None
+    if lsp.supports("workspace.did_change_watched_files.dynamic_registration"):
+        # The client watches every project's names and the projects' settings.json files.
+        await wait_for(lambda: "**/AGENTS.md" in watched_globs(lsp), what="a file watcher for AGENTS.md")
+        assert "**/.gemini/settings.json" in watched_globs(lsp)
+
+
+def watched_globs(lsp) -> list:
+    """The glob patterns of the file watchers last registered with the client."""
+    registrations = [r for r in lsp.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
+    if not registrations:
+        return []
+    options = registrations[-1].register_options
+    watchers = options["watchers"] if isinstance(options, dict) else options.watchers
+    return [w["globPattern"] if isinstance(w, dict) else w.glob_pattern for w in watchers]
 
 
 async def test_settings_json_edit_adds_and_removes_a_memory_name(ws: Workspace, start: Starter) -> None:

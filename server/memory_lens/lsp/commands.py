@@ -202,13 +202,13 @@ def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
 
 def _memory_file_arg(ls: MemoryLensServer, args: dict) -> Path:
     """The memory file named by argument `uri`. Commands that remove entries edit memory files
-    only (named as `settings.filenames`, as everywhere in the server): anything else is refused."""
+    only (named by the settings of their directory, as everywhere in the server): anything else is refused."""
     path = uri_to_path(_str_arg(args, "uri") or "")
     if path is None:
         raise JsonRpcInvalidParams(message="argument 'uri' must be a file: URI")
     allowed_path(ls, path)
     if not ls.is_memory_path(path):
-        names = ", ".join(ls.settings.filenames)
+        names = ", ".join(ls.store.settings_for(path.parent).filenames)
         raise RequestFailed(message=f"{path} is not a memory file (memory files are named {names}); nothing changed")
     return path
 

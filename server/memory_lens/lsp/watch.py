@@ -166,12 +166,12 @@ class Watcher:
         ls = self.ls
         if not ls.supports("workspace.did_change_watched_files.dynamic_registration"):
             return
-        self._registered_names = ls.store.memory_names()
         try:
             if self.client_watches:
                 await asyncio.wait_for(ls.client_unregister_capability_async(types.UnregistrationParams(
                     unregisterations=[types.Unregistration(id=REGISTRATION_ID,
                                                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES)])), 10)
+            self._registered_names = ls.store.memory_names()
             await asyncio.wait_for(ls.client_register_capability_async(types.RegistrationParams(registrations=[
                 types.Registration(
                     id=REGISTRATION_ID,
@@ -179,6 +179,7 @@ class Watcher:
                     register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=client_watchers(ls)),
                 )])), 10)
             self.client_watches = True
+            self._names_changed()  # a scan that ended meanwhile found other names: register them too
         except Exception as err:
             ls.warn_once(f"the client did not accept file watchers ({err}); watching from the server only")
 
