@@ -1,7 +1,8 @@
 """End-to-end fixtures: a real `memory-lens serve` over stdio, driven by pytest-lsp's client.
 
-Every test gets its own sandbox under `tmp_path` (a HOME with a global memory file, a project
-with `.git` and nested GEMINI.md files, lock and cache directories) and its own server process,
+A test gets its own sandbox under `tmp_path` (a HOME with a global memory file, a project
+with `.git` and nested GEMINI.md files, lock and cache directories: `tests/sandbox.py`'s
+`Workspace` with the default tree) and its own server process (unless it only reads, below),
 started with HOME, MEMORY_LENS_LOCK_DIR and XDG_CACHE_HOME pointing into that sandbox. Every
 test runs with the capabilities of VS Code, Neovim (latest), Neovim 0.7 and a bare client that
 declares nothing (`client_name`). A test whose server behaviour does not depend on the
