@@ -12,7 +12,7 @@ import pytest
 from lsprotocol import types
 
 from .conftest import Starter
-from .harness import FEATURE_CLIENTS, Workspace, wait_for
+from .harness import FEATURE_CLIENTS, Workspace, path_of, wait_for
 
 pytestmark = pytest.mark.clients(*FEATURE_CLIENTS)
 
@@ -158,3 +158,32 @@ async def test_untrusted_workspace_ignores_project_settings_json(ws: Workspace, 
     assert names(await lsp.effective(a / "GEMINI.md")) == ["a/GEMINI.md"]
     await lsp.wait_ready()
     assert "duplicate" not in codes(lsp.diagnostics(a / "AGENTS.md"))
+
+
+async def test_projects_inside_one_folder_have_their_own_names(ws: Workspace, start: Starter) -> None:
+    a, b = two_trusted_projects(ws)  # one folder above both: a's names are found by the walk
+    for p in (a, b):
+        ws.write(p / "AGENTS.md", DUPLICATED)
+    lsp = await start(folders=[ws.root / "work"])
+    await lsp.wait_diagnostics(a / "AGENTS.md", lambda d: "duplicate" in codes(d))
+    await lsp.wait_ready()
+    assert "duplicate" not in codes(lsp.diagnostics(b / "AGENTS.md"))
+    found = await lsp.client.workspace_symbol_async(types.WorkspaceSymbolParams(query="tests before committing"))
+    assert {path_of(s.location.uri) for s in found or []} == {a / "AGENTS.md"}
+
+
+async def test_filenames_setting_beats_each_projects_settings_json(ws: Workspace, start: Starter) -> None:
+    a, b = two_trusted_projects(ws)  # a's settings.json names AGENTS.md; the editor setting wins
+    for p in (a, b):
+        ws.write(p / "AGENTS.md", DUPLICATED)
+        ws.write(p / "GEMINI.md", DUPLICATED)
+    lsp = await start(folders=[a, b], init_options={"memoryLens": {"filenames": ["GEMINI.md"]}})
+    for p in (a, b):
+        await lsp.wait_diagnostics(p / "GEMINI.md", lambda d: "duplicate" in codes(d))
+    await lsp.wait_ready()
+    assert "duplicate" not in codes(lsp.diagnostics(a / "AGENTS.md"))
+    hover = types.HoverParams(text_document=types.TextDocumentIdentifier(uri=lsp.uri(a / "AGENTS.md")),
+                              position=types.Position(line=0, character=3))
+    assert await lsp.request(types.TEXT_DOCUMENT_HOVER, hover) is None
+    hover.text_document.uri = lsp.uri(a / "GEMINI.md")
+    assert await lsp.request(types.TEXT_DOCUMENT_HOVER, hover) is not None
