@@ -187,3 +187,14 @@ async def test_filenames_setting_beats_each_projects_settings_json(ws: Workspace
     assert await lsp.request(types.TEXT_DOCUMENT_HOVER, hover) is None
     hover.text_document.uri = lsp.uri(a / "GEMINI.md")
     assert await lsp.request(types.TEXT_DOCUMENT_HOVER, hover) is not None
+
+
+async def test_user_settings_json_edit_adds_a_memory_name(ws: Workspace, start: Starter) -> None:
+    ws.write("work/proj/AGENTS.md", DUPLICATED)
+    lsp = await start()
+    await lsp.wait_ready()
+    assert "duplicate" not in codes(lsp.diagnostics(ws.proj / "AGENTS.md"))
+    since = len(lsp.did_change)
+    ws.write("home/.gemini/settings.json", json.dumps({"context": {"fileName": "AGENTS.md"}}))
+    await lsp.wait_diagnostics(ws.proj / "AGENTS.md", lambda d: "duplicate" in codes(d))
+    await lsp.wait_changed(ws.proj / "AGENTS.md", since)
