@@ -23,6 +23,7 @@ values after a warning).
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import posixpath
@@ -192,7 +193,12 @@ def _raw_user(path: Path) -> dict[str, Any] | None:
 
 def gemini_home(environ: Mapping[str, str]) -> Path:
     """Gemini's homedir(): `$GEMINI_CLI_HOME` when set, else the home directory."""
-    return Path(environ["GEMINI_CLI_HOME"]) if environ.get("GEMINI_CLI_HOME") else Path.home()
+    return _home(environ.get("GEMINI_CLI_HOME") or "", environ.get("HOME") or "")
+
+
+@functools.lru_cache(maxsize=8)
+def _home(gemini_cli_home: str, home: str) -> Path:  # asked for every directory a check visits
+    return Path(gemini_cli_home) if gemini_cli_home else Path.home()
 
 
 def settings_paths(working_dir: Path | None, environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:

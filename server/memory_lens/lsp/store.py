@@ -192,13 +192,17 @@ class MemoryStore:
         as `memory-lens show DIRECTORY` reads it). Kept while the files it reads are unchanged."""
         files = self.settings_files(directory)
         idents = tuple(file_identity(p) for p in files)  # before reading: a change during it shows
+        # Where there is no .gemini at all, only the user's files count: every such directory
+        # (most of them) shares one layer instead of reading the user's files again.
+        own = self.trusted and os.path.lexists(files[-1].parent)  # files[-1]: <directory>/.gemini/settings.json
+        key, stamp = (directory, idents) if own else (None, idents[:2])
         with self._lock:
-            cached = _recall(self._layers, directory)
-        if cached is not None and cached[0] == idents:
+            cached = _recall(self._layers, key)
+        if cached is not None and cached[0] == stamp:
             return cached[1]
-        settings = with_agent_settings(self.settings, read_gemini_settings(directory if self.trusted else None))
+        settings = with_agent_settings(self.settings, read_gemini_settings(key))
         with self._lock:
-            _remember(self._layers, directory, (idents, settings), PLAN_CACHE_SIZE)
+            _remember(self._layers, key, (stamp, settings), PLAN_CACHE_SIZE)
             new = [w for w in settings.warnings if w not in self._warned]
             self._warned.update(new)
         for warning in new:  # an unusable settings.json: said once, as `memory-lens show` says it
