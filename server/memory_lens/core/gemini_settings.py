@@ -205,11 +205,13 @@ def settings_paths(working_dir: Path | None, environ: Mapping[str, str] | None =
     """Every file `read_gemini_settings(WORKING_DIR)` reads: the user file, the folder trust rules
     and the workspace file. What it returns changes only when one of them does (or the
     environment), so a caller that keeps the answer checks these files' identities."""
-    home = gemini_home(os.environ if environ is None else environ)
-    paths = [home / GEMINI_DIR / SETTINGS_FILE, home / GEMINI_DIR / TRUSTED_FOLDERS_FILE]
-    if working_dir is not None:
-        paths.append(Path(working_dir) / GEMINI_DIR / SETTINGS_FILE)
-    return tuple(paths)
+    user = _user_files(gemini_home(os.environ if environ is None else environ))
+    return user if working_dir is None else (*user, Path(working_dir, GEMINI_DIR, SETTINGS_FILE))
+
+
+@functools.lru_cache(maxsize=8)
+def _user_files(home: Path) -> tuple[Path, Path]:
+    return home / GEMINI_DIR / SETTINGS_FILE, home / GEMINI_DIR / TRUSTED_FOLDERS_FILE
 
 
 def read_gemini_settings(working_dir: Path | None, home: Path | None = None,
