@@ -103,7 +103,8 @@ def growth_table(runs: dict[str, dict]) -> str:
         if len(known) >= 2:
             a, b = known[-2], known[-1]
             per = (values[b] - values[a]) / ((files[b] - files[a]) / 100_000)
-            growth = f"{per:+.1f} MB" if units[key] == "MB" else f"{per:+.2f} ms"
+            growth = (f"{per:+.1f} MB" if units[key] == "MB" else f"{per:+.3f} ms" if abs(per) < 1
+                      else f"{per:+.1f} ms")
         lines.append(f"| `{key}` | " + " | ".join(fmt(values[s], units[key]) for s in sizes) + f" | {growth} |")
     return "\n".join(lines)
 
