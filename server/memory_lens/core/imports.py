@@ -175,11 +175,7 @@ def _expand_flat(content: str, path: str, base: str, root: str, budget: _Budget)
                 inner = read_as_agent(full, budget.bytes_left)
                 budget.bytes_left -= len(inner)
             except ImportFailure as err:
-                missing = err.code in (errno.ENOENT, errno.ENOTDIR)
-                limited = err.code in (errno.EFBIG, errno.EMLINK)
-                nodes.append(ImportNode(Path(file), line, target,
-                                        NOT_FOUND if missing else LIMIT if limited else UNREADABLE,
-                                        Path(full), message=str(err), start=start, end=end))
+                nodes.append(_failed(file, line, target, full, err, start, end))
                 continue
             children = visit(inner, posixpath.dirname(full), full, full)
             nodes.append(ImportNode(Path(file), line, target, IMPORTED, Path(full), children, start=start,
@@ -246,11 +242,7 @@ def _expand(content: str, file: str, base: str, root: str, processed: frozenset[
                 err = ImportFailure(f"{full}: not imported: the imports of this memory file would pull in more "
                                     f"than {MAX_IMPORTED_BYTES} bytes (Memory Lens's limit)", errno.EFBIG)
             out.append(f"<!-- Import failed: {target} - {err} -->")
-            missing = err.code in (errno.ENOENT, errno.ENOTDIR)
-            limited = err.code in (errno.EFBIG, errno.EMLINK)
-            nodes.append(ImportNode(Path(file), line, target,
-                                    NOT_FOUND if missing else LIMIT if limited else UNREADABLE,
-                                    Path(full), message=str(err), start=start, end=end))
+            nodes.append(_failed(file, line, target, full, err, start, end))
             continue
         inner = _expand(text, full, posixpath.dirname(full), root, processed | {full}, depth + 1, max_depth,
                         budget)
@@ -351,3 +343,10 @@ def _refused(file: str, line: int, target: str, base: str, start: int, end: int)
     return ImportNode(Path(file), line, target, URL if url else OUTSIDE_ROOT,
                       None if url else _target_path(base, target),
                       message="Path traversal attempt", start=start, end=end)
+
+
+def _failed(file: str, line: int, target: str, full: str, err: ImportFailure, start: int, end: int) -> ImportNode:
+    """The node of a mention whose file could not be imported: missing, over a limit, or unreadable."""
+    status = (NOT_FOUND if err.code in (errno.ENOENT, errno.ENOTDIR)
+              else LIMIT if err.code in (errno.EFBIG, errno.EMLINK) else UNREADABLE)
+    return ImportNode(Path(file), line, target, status, Path(full), message=str(err), start=start, end=end)
