@@ -95,18 +95,18 @@ def _parse_values(data: dict, base: ServerConfig, warn: Callable[[str], None]) -
     cfg = _parse_save(data, cfg, warn)
     if data.get("agents") is not None:
         cfg = _parse_agents(data["agents"], cfg, warn)
-    if "followOutsideLinks" in data and data["followOutsideLinks"] is not None:
-        value = data["followOutsideLinks"]
-        if isinstance(value, bool):
-            cfg = replace(cfg, follow_outside_links=value)
-        else:
-            warn(f"ignoring setting memoryLens.followOutsideLinks={value!r}: expected true or false")
-    if "debug" in data and data["debug"] is not None:
-        value = data["debug"]
-        if isinstance(value, bool):
-            cfg = replace(cfg, debug=value)
-        else:
-            warn(f"ignoring setting memoryLens.debug={value!r}: expected true or false")
+    cfg = _flag(cfg, "follow_outside_links", "followOutsideLinks", data.get("followOutsideLinks"), warn)
+    return _flag(cfg, "debug", "debug", data.get("debug"), warn)
+
+
+def _flag(cfg: ServerConfig, field: str, name: str, value: Any, warn: Callable[[str], None]) -> ServerConfig:
+    """CFG with the boolean setting memoryLens.NAME in FIELD; unset (None) keeps it, anything but
+    true or false is ignored with a warning."""
+    if value is None:
+        return cfg
+    if isinstance(value, bool):
+        return replace(cfg, **{field: value})
+    warn(f"ignoring setting memoryLens.{name}={value!r}: expected true or false")
     return cfg
 
 
@@ -135,13 +135,7 @@ def _parse_notes(data: dict, cfg: ServerConfig, warn: Callable[[str], None]) -> 
             cfg = replace(cfg, notes_global_dir=directory)
         else:
             warn(f"ignoring setting memoryLens.notes.globalDir={directory!r}: expected a directory path")
-    flag = data.get("noteDocuments")
-    if flag is not None:
-        if isinstance(flag, bool):
-            cfg = replace(cfg, note_documents=flag)
-        else:
-            warn(f"ignoring setting memoryLens.noteDocuments={flag!r}: expected true or false")
-    return cfg
+    return _flag(cfg, "note_documents", "noteDocuments", data.get("noteDocuments"), warn)
 
 
 def _parse_save(data: dict, cfg: ServerConfig, warn: Callable[[str], None]) -> ServerConfig:
@@ -150,13 +144,7 @@ def _parse_save(data: dict, cfg: ServerConfig, warn: Callable[[str], None]) -> S
     if save is not None and not isinstance(save, dict):
         warn(f"ignoring setting memoryLens.save={save!r}: expected an object such as {{\"preview\": true}}")
         return cfg
-    preview = (save or {}).get("preview")
-    if preview is not None:
-        if isinstance(preview, bool):
-            cfg = replace(cfg, save_preview=preview)
-        else:
-            warn(f"ignoring setting memoryLens.save.preview={preview!r}: expected true or false")
-    return cfg
+    return _flag(cfg, "save_preview", "save.preview", (save or {}).get("preview"), warn)
 
 
 def _parse_agents(value: Any, cfg: ServerConfig, warn: Callable[[str], None]) -> ServerConfig:
