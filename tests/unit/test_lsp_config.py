@@ -57,12 +57,32 @@ def test_filenames_as_a_comma_separated_string() -> None:
     ("tokenBudget", "100"),
     ("debug", "yes"),
     ("debug", 1),
+    ("followOutsideLinks", "true"),
+    ("noteDocuments", 0),
 ])
 def test_invalid_values_are_reported_and_ignored(name: str, value: object) -> None:
     base = ServerConfig(filenames=("CONTEXT.md",), global_dir="/g", token_budget=7, debug=True)
     cfg, warnings = parse({"memoryLens": {name: value}}, base)
     assert cfg == base
     assert len(warnings) == 1 and f"memoryLens.{name}" in warnings[0]
+
+
+@pytest.mark.parametrize("field, shown", [
+    ("follow_outside_links", "followOutsideLinks"),
+    ("note_documents", "noteDocuments"),
+    ("save_preview", "save.preview"),
+])
+def test_boolean_settings_apply_and_refuse_other_values(field: str, shown: str) -> None:
+    base = ServerConfig()
+
+    def raw(value: object) -> dict:
+        return {"save": {"preview": value}} if shown == "save.preview" else {shown: value}
+
+    flipped = not getattr(base, field)
+    cfg, warnings = parse({"memoryLens": raw(flipped)}, base)
+    assert warnings == [] and getattr(cfg, field) is flipped
+    cfg, warnings = parse({"memoryLens": raw("no")}, base)
+    assert cfg == base and len(warnings) == 1 and f"memoryLens.{shown}='no'" in warnings[0]
 
 
 def test_missing_null_and_empty_values_keep_the_earlier_ones() -> None:
