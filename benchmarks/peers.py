@@ -22,16 +22,16 @@ UPWARD_VERSION = "0.61.0"
 HERE = Path(__file__).resolve().parent
 
 
-def install(cache: Path, version: str) -> Path:
-    """The installed package directory for VERSION (installing it on first use)."""
-    prefix = cache / "peers" / version
-    pkg = prefix / "node_modules" / "@google" / "gemini-cli-core"
+def install(cache: Path, version: str, package: str = PACKAGE, folder: str = "peers") -> Path:
+    """The installed directory of npm PACKAGE at VERSION under CACHE/FOLDER (installed on first use)."""
+    prefix = cache / folder / version
+    pkg = prefix / "node_modules" / package
     if (pkg / "package.json").is_file():
         return pkg
     prefix.mkdir(parents=True, exist_ok=True)
     (prefix / "package.json").write_text('{"private": true}\n')
     subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--omit=dev",
-                    "--loglevel=error", f"{PACKAGE}@{version}"], cwd=prefix, check=True,
+                    "--loglevel=error", f"{package}@{version}"], cwd=prefix, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=900)
     return pkg
 

@@ -47,22 +47,13 @@ install = _benchmark_module("peers").install  # the benchmark's own npm install 
 def install_cli(cache: Path, version: str) -> Path:
     """@google/gemini-cli VERSION (the CLI, whose loadSettings reads settings.json), installed
     beside the benchmark's copy of the core package on first use."""
-    prefix = cache / "peers-cli" / version
-    pkg = prefix / "node_modules" / "@google" / "gemini-cli"
-    if (pkg / "package.json").is_file():
-        return pkg
-    prefix.mkdir(parents=True, exist_ok=True)
-    (prefix / "package.json").write_text('{"private": true}\n')
     try:
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--omit=dev",
-                        "--loglevel=error", f"@google/gemini-cli@{version}"], cwd=prefix, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=900)
+        return install(cache, version, "@google/gemini-cli", "peers-cli")
     except (subprocess.SubprocessError, OSError) as err:
         message = f"cannot install @google/gemini-cli@{version}: {err}"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    return pkg
 
 
 def _require_node() -> None:
