@@ -256,6 +256,9 @@ def test_a_full_check_gives_the_same_diagnostics_with_and_without_the_cache(
 
     reference = full(EntryCache(None))
     assert sum(len(d) for d in reference.values()) > 0
+    # One file at a time, outside any pass (`MemoryStore.one_pass`): the same.
+    alone = MemoryStore(settings, EntryCache(None))
+    assert {p: diagnostics.diagnostics_for(alone, p, None, "utf-16") for p in paths} == reference
     disk = tmp_path / "cache" / "entries.sqlite3"
     cold = EntryCache(disk)
     assert full(cold) == reference

@@ -217,3 +217,72 @@ def test_cached_memory_follows_the_files_it_imports(store: MemoryStore, tree: Pa
     assert "- Rule two, longer" in second.text and "- Rule one" not in second.text
     (sibling / "later.md").write_text("- Later\n", encoding="utf-8")
     assert "- Later" in store.memory_for(sibling).text
+
+
+# One view of the disk per pass ------------------------------------------------------------------
+
+
+def test_a_pass_reads_each_file_as_it_first_found_it(store: MemoryStore, tree: Path) -> None:
+    """Within a pass a file changed after it was read is still read as it was (one view of the
+    disk; the watcher starts the next pass); outside it, and in a new pass, the change shows."""
+    path = tree / "proj" / "GEMINI.md"
+    with store.one_pass():
+        before = store.read(path)
+        rewrite(path, "- Changed during the pass\n")
+        assert store.read(path) is before
+    assert store.read(path).text == "- Changed during the pass\n"
+    with store.one_pass():
+        assert store.read(path).text == "- Changed during the pass\n"
+
+
+def test_a_pass_is_its_own_threads_view(store: MemoryStore, tree: Path) -> None:
+    path = tree / "proj" / "GEMINI.md"
+    seen: list[str] = []
+    with store.one_pass():
+        store.read(path)
+        rewrite(path, "- Changed meanwhile\n")
+        reader = threading.Thread(target=lambda: seen.append(store.read(path).text))
+        reader.start()
+        reader.join(10)
+    assert seen == ["- Changed meanwhile\n"]
+
+
+def test_a_pass_carried_over_blocks_keeps_its_view(store: MemoryStore, tree: Path) -> None:
+    """A job checks its files in batches on worker threads: the dict it passes keeps one view."""
+    path = tree / "proj" / "GEMINI.md"
+    view: dict = {}
+    with store.one_pass(view):
+        before = store.read(path).text
+    rewrite(path, "- Changed between two batches\n")
+    with store.one_pass(view):
+        assert store.read(path).text == before
+    with store.one_pass():
+        assert store.read(path).text == "- Changed between two batches\n"
+
+
+def test_a_pass_finds_the_nearest_project_root_of_nested_projects(tree: Path) -> None:
+    """Project roots remembered in a pass: a nested repository's directories keep their own
+    root, whatever order the directories come in, as without a pass."""
+    inner = tree / "proj" / "pkg" / "vendor" / "lib"
+    (inner / ".git").mkdir(parents=True)
+    (inner / "deep").mkdir()
+    (tree / "proj" / "pkg" / "vendor" / "other").mkdir()
+    (tree / "outside").mkdir()
+    dirs = [inner / "deep", tree / "proj" / "pkg" / "vendor" / "other", inner, tree / "proj" / "pkg",
+            tree / "proj", tree / "outside", tree / "proj" / "pkg" / "vendor"]
+    settings = Settings(global_dir=tree / "home" / ".gemini")
+    alone = [MemoryStore(settings).chain(d).project_root for d in dirs]
+    assert alone == [inner, tree / "proj", inner, tree / "proj", tree / "proj", None, tree / "proj"]
+    for order in (dirs, dirs[::-1]):
+        passing = MemoryStore(settings)
+        with passing.one_pass():
+            roots = {d: passing.chain(d).project_root for d in order}
+        assert [roots[d] for d in dirs] == alone
+
+
+def test_a_check_in_a_pass_equals_the_core_check(store: MemoryStore, tree: Path) -> None:
+    files = [tree / "proj" / "GEMINI.md", tree / "proj" / "pkg" / "GEMINI.md", tree / "proj" / "sibling" / "GEMINI.md"]
+    with store.one_pass():
+        findings = [store.check(p) for p in files]
+    assert findings == [check_file(p, store.settings) for p in files]
+    assert any(findings)

@@ -1,12 +1,14 @@
-"""The start-up pause of the cyclic garbage collector (memory_lens/startup.py)."""
+"""The pauses of the cyclic garbage collector (memory_lens/startup.py): at start-up, and for a
+pass over many files."""
 
 from __future__ import annotations
 
 import gc
+import threading
 
 import pytest
 
-from memory_lens.startup import collector_paused
+from memory_lens.startup import collector_off, collector_paused
 
 
 @pytest.fixture
@@ -37,4 +39,61 @@ def test_collector_restored_when_the_block_fails(collector_state) -> None:
     gc.enable()
     with pytest.raises(RuntimeError), collector_paused():
         raise RuntimeError("import failed")
+    assert gc.isenabled()
+
+
+# collector_off: a pass over many files without the collector ---------------------------------
+
+
+def test_collector_off_inside_and_back_on_after_without_freezing(collector_state) -> None:
+    gc.enable()
+    frozen = gc.get_freeze_count()
+    with collector_off():
+        assert not gc.isenabled()
+        transient = [[] for _ in range(1000)]
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == frozen  # what the pass built is not kept out of collections
+    del transient
+
+
+def test_collector_off_left_off_when_it_was_off(collector_state) -> None:
+    gc.disable()
+    with collector_off():
+        pass
+    assert not gc.isenabled()
+
+
+def test_collector_off_comes_back_when_the_last_overlapping_pass_ends(collector_state) -> None:
+    gc.enable()
+    first_in, second_done, first_may_end = threading.Event(), threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def first() -> None:
+        with collector_off():
+            first_in.set()
+            first_may_end.wait(10)
+        seen.append(gc.isenabled())
+
+    def second() -> None:
+        first_in.wait(10)
+        with collector_off():
+            pass
+        seen.append(gc.isenabled())  # the first pass still runs: still off
+        second_done.set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    second_done.wait(10)
+    first_may_end.set()
+    for t in threads:
+        t.join(10)
+    assert seen == [False, True]
+    assert gc.isenabled()
+
+
+def test_collector_off_restored_when_the_pass_fails(collector_state) -> None:
+    gc.enable()
+    with pytest.raises(RuntimeError), collector_off():
+        raise RuntimeError("check failed")
     assert gc.isenabled()

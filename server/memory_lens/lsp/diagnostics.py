@@ -17,16 +17,17 @@ from __future__ import annotations
 import functools
 import hashlib
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Collection, Iterable, Mapping
 
 from lsprotocol import types
 
-from memory_lens.core.agents.budget import file_agent_findings
+from memory_lens.core.agents.budget import agent_file_names, file_agent_findings
 from memory_lens.core.checks import DUPLICATE, REDUNDANT, Finding, Severity
 from memory_lens.core.markdown import split_lines
-from memory_lens.lsp.convert import client_column, line_text, lines_range, path_to_uri
+from memory_lens.lsp.convert import client_column, line_text, path_to_uri
 from memory_lens.lsp.protocol import DIAGNOSTIC_SOURCE
 from memory_lens.lsp.store import MemoryStore
+from memory_lens.startup import collector_off
 
 SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -55,16 +56,30 @@ def _uri(path: Path) -> str:
     return path_to_uri(path)
 
 
+@functools.lru_cache(maxsize=16384)
+def _lines_span(start: int, end: int, end_character: int) -> types.Range:
+    """From the start of 0-based line START to END_CHARACTER on line END. Shared between
+    diagnostics, like `related_information`'s results: most findings cover whole lines, and the
+    same few spans recur across files."""
+    return types.Range(start=types.Position(line=start, character=0),
+                       end=types.Position(line=end, character=end_character))
+
+
 def to_diagnostic(f: Finding, lines: list[str], encoding: Any, entry: str | None = None) -> types.Diagnostic:
     """One finding as an LSP diagnostic over the entry's lines (line 0 for file-wide findings).
     ENTRY, the normalised text of the entry a finding is about, goes into `data`: a quick fix
     checks it is still that entry before removing anything."""
-    start = f.line - 1
+    start = max(f.line - 1, 0)
     end = max(start, (f.end_line or f.line) - 1)
-    rng = lines_range(lines, start, end, encoding) if lines else types.Range(
-        start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
-    if f.column > 1 and lines:  # a bad byte, an import's '@': the range starts there
-        rng.start = types.Position(line=start, character=client_column(line_text(lines, start), f.column - 1, encoding))
+    if lines:
+        end_text = lines[end].rstrip("\r\n") if end < len(lines) else ""
+        width = len(end_text) if end_text.isascii() else client_column(end_text, len(end_text), encoding)
+        rng = _lines_span(start, end, width)
+        if f.column > 1:  # a bad byte, an import's '@': the range starts there
+            rng = types.Range(start=types.Position(
+                line=start, character=client_column(line_text(lines, start), f.column - 1, encoding)), end=rng.end)
+    else:
+        rng = _lines_span(0, 0, 0)
     message = "first occurrence" if f.code == DUPLICATE else "the more general copy"
     related = [related_information(_uri(loc.path), max(loc.line - 1, 0), message if i == 0 else "another copy")
                for i, loc in enumerate(f.related)]
@@ -82,13 +97,14 @@ def to_diagnostic(f: Finding, lines: list[str], encoding: Any, entry: str | None
 
 
 def diagnostics_for(
-    store: MemoryStore, path: Path, text: str | None, encoding: Any
+    store: MemoryStore, path: Path, text: str | None, encoding: Any, agent_names: Collection[str] | None = None
 ) -> list[types.Diagnostic]:
-    """Diagnostics of memory file PATH; TEXT is its open buffer (None: read from disk)."""
+    """Diagnostics of memory file PATH; TEXT is its open buffer (None: read from disk).
+    AGENT_NAMES: `agent_file_names()`, when the caller has it already."""
     # Then what each enabled agent cuts or does not load (read from disk: core/agents/budget.py).
     # A file of a name only the enabled agents read (not Gemini's) gets those findings alone.
     own = store.check(path, text) if store.is_memory(path) else []
-    findings = own + file_agent_findings(path, store.settings)
+    findings = own + file_agent_findings(path, store.settings, names=agent_names)
     if not findings:
         return []
     hidden = len(findings) - MAX_DIAGNOSTICS
@@ -118,10 +134,15 @@ def not_shown(path: Path, hidden: int) -> types.Diagnostic:
 
 
 def compute(
-    store: MemoryStore, paths: Iterable[Path], open_texts: Mapping[Path, str], encoding: Any
+    store: MemoryStore, paths: Iterable[Path], open_texts: Mapping[Path, str], encoding: Any,
+    view: dict | None = None
 ) -> dict[Path, list[types.Diagnostic]]:
-    """Diagnostics for each of PATHS (runs in a worker thread)."""
-    return {p: diagnostics_for(store, p, open_texts.get(p), encoding) for p in paths}
+    """Diagnostics for each of PATHS (runs in a worker thread): one pass over the disk
+    (`MemoryStore.one_pass`; VIEW carries it over several calls), without the cyclic collector
+    (`startup.collector_off`)."""
+    names = agent_file_names()
+    with store.one_pass(view), collector_off():
+        return {p: diagnostics_for(store, p, open_texts.get(p), encoding, names) for p in paths}
 
 
 def fingerprint(diagnostics: list[types.Diagnostic]) -> bytes:

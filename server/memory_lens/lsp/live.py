@@ -132,10 +132,12 @@ class LiveEngine:
         texts = {p: d.text for p, d in docs.items()}
         ordered = sorted(targets)
         # In batches: the first diagnostics show sooner, requests are answered in between, and
-        # a large workspace never holds all its unpublished diagnostics at once.
+        # a large workspace never holds all its unpublished diagnostics at once. One view of
+        # the disk for the whole job (`MemoryStore.one_pass`): changes meanwhile start the next.
+        view: dict = {}
         for start in range(0, len(ordered), CHECK_BATCH):
             results = await asyncio.to_thread(diagnostics.compute, store, ordered[start:start + CHECK_BATCH],
-                                              texts, ls.position_encoding)
+                                              texts, ls.position_encoding, view)
             self._publish(results, docs)
             if progress is not None:
                 done = min(start + CHECK_BATCH, len(ordered))

@@ -12,10 +12,11 @@ import logging
 import os
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from memory_lens.core.agents.budget import agent_names
 from memory_lens.core.checks import (
@@ -37,6 +38,7 @@ from memory_lens.core.gemini_settings import GEMINI_DIR, SETTINGS_FILE, read_gem
 from memory_lens.core.settings import DEFAULT_FILENAME, Settings, with_agent_settings
 
 log = logging.getLogger("memory_lens.lsp")
+T = TypeVar("T")
 
 PLAN_CACHE_SIZE = 1024  # chain plans of recently used directories (a few KB each)
 MEMORY_CACHE_SIZE = 32  # merged memories of recently used directories (up to ~100 KB each)
@@ -105,12 +107,46 @@ class MemoryStore:
         self._agent_files: set[Path] = set()  # files of the enabled agents' other names: agent findings only
         self.known_version = 0  # counts the changes of the known set
         self._checked: dict[Path, Identity | None] = {}  # the file's identity when last checked from disk
+        self._local = threading.local()  # `one_pass`'s answers, per thread
+
+    # One view of the disk for a pass over many files ---------------------------------------------
+
+    @contextmanager
+    def one_pass(self, memo: dict | None = None) -> Iterator[None]:
+        """Within the block, on this thread, each path is stat'ed once, and each directory's
+        settings and project root are worked out once: one view of the disk for a pass over many
+        files. A full check then stats a general file once, not once for every file below it,
+        and walks up to a project root once per directory. A change during the pass is seen by
+        the next one, which the watcher starts as for any change (each checked file's identity
+        is still taken before it is read: `checked_identity`). Nested: the outer pass counts.
+        MEMO: a dict to keep the answers in, to carry one pass over several blocks (a job
+        checking its files in batches on worker threads, one batch at a time)."""
+        if getattr(self._local, "memo", None) is not None:
+            yield
+            return
+        self._local.memo = {} if memo is None else memo
+        try:
+            yield
+        finally:
+            self._local.memo = None
+
+    def _once(self, fn: Callable[..., T], *args: Any) -> T:
+        """FN(*ARGS); in a pass, computed once and then remembered until the pass ends."""
+        memo = getattr(self._local, "memo", None)
+        if memo is None:
+            return fn(*args)
+        key = (fn, *args)
+        try:
+            return memo[key]
+        except KeyError:
+            value = memo[key] = fn(*args)
+            return value
 
     # Reading -------------------------------------------------------------------------------
 
     def read(self, path: Path) -> FileRead:
         """The file at PATH as an agent would read it now (cached while unchanged)."""
-        ident = quick_identity(path)
+        ident = self._once(quick_identity, path)
         if ident is None or ident is NOTHING:
             with self._lock:
                 self._reads.pop(path, None)
@@ -190,8 +226,11 @@ class MemoryStore:
         """The settings memory in DIRECTORY is loaded with: the server's, with the layer of Gemini's
         settings.json read as for Gemini CLI started in DIRECTORY (`core.settings.with_agent_settings`,
         as `memory-lens show DIRECTORY` reads it). Kept while the files it reads are unchanged."""
+        return self._once(self._settings_for, directory)
+
+    def _settings_for(self, directory: Path) -> Settings:
         files = self.settings_files(directory)
-        idents = tuple(file_identity(p) for p in files)  # before reading: a change during it shows
+        idents = tuple(self._once(file_identity, p) for p in files)  # before reading: a change during it shows
         # Where there is no .gemini at all, only the user's files count: every such directory
         # (most of them) shares one layer instead of reading the user's files again.
         own = self.trusted and os.path.lexists(files[-1].parent)  # files[-1]: <directory>/.gemini/settings.json
@@ -267,7 +306,7 @@ class MemoryStore:
         project root is looked up on disk every time; the plan for a (directory, root, settings)
         triple is remembered, so new settings give a new plan."""
         settings = self.settings_for(directory)
-        root = find_project_root(directory, partial(has_marker, markers=settings.boundary_markers))
+        root = self._project_root(directory, settings.boundary_markers)
         key = (directory, root, settings.filenames, settings.boundary_markers, settings.import_format)
         with self._lock:
             plan = _recall(self._plans, key)
@@ -276,6 +315,31 @@ class MemoryStore:
             with self._lock:
                 _remember(self._plans, key, plan, PLAN_CACHE_SIZE)
         return plan
+
+    def _project_root(self, directory: Path, markers: tuple[str, ...]) -> Path | None:
+        """`find_project_root(DIRECTORY)` with MARKERS. In a pass, each directory's answer is
+        remembered, and a walk up stops at the first directory already answered: the files of a
+        large tree share most of their ancestors."""
+        memo = getattr(self._local, "memo", None)
+        if memo is None:
+            return find_project_root(directory, partial(has_marker, markers=markers))
+        walked: list[Path] = []
+        root: Path | None = None
+        current: Path | None = directory
+        while current is not None:
+            known = memo.get(("root", current, markers), memo)
+            if known is not memo:
+                root = known
+                break
+            walked.append(current)
+            if has_marker(current, markers):
+                root = current
+                break
+            parent = current.parent
+            current = parent if parent != current else None
+        for seen in walked:
+            memo["root", seen, markers] = root
+        return root
 
     def memory_for(self, directory: Path) -> Memory:
         """The effective memory for DIRECTORY (resolved, existing). Every candidate is read (one

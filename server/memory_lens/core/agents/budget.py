@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Collection, Iterable, Mapping, Sequence
 
 from memory_lens.core.agents import AGENTS, UnknownAgentError, check_agent, claude, codex, gemini, wave
 from memory_lens.core.agents.common import AgentView, decode_lossy, read_raw
@@ -220,11 +220,18 @@ def chain_agents(path: Path, environ: Mapping[str, str] | None = None) -> tuple[
     return present_agents(present, environ)
 
 
-def file_agent_findings(path: Path, settings: Settings, environ: Mapping[str, str] | None = None) -> list[Finding]:
+def agent_file_names(environ: Mapping[str, str] | None = None) -> frozenset[str]:
+    """The file names of the agents other than Gemini (Codex's, its fallbacks, Claude Code's)."""
+    return frozenset((*codex_names(environ), *CLAUDE_NAMES))
+
+
+def file_agent_findings(path: Path, settings: Settings, environ: Mapping[str, str] | None = None,
+                        names: Collection[str] | None = None) -> list[Finding]:
     """The per-agent findings of memory file PATH as on disk, for `settings.agents` (None: the
-    `chain_agents` default); none for a file that is not on disk."""
+    `chain_agents` default); none for a file that is not on disk. NAMES: `agent_file_names()`,
+    when the caller asks for many files at once."""
     try:
-        if path.name not in (*codex_names(environ), *CLAUDE_NAMES) or not os.path.isfile(path):
+        if path.name not in (agent_file_names(environ) if names is None else names) or not os.path.isfile(path):
             return []  # a file of no agent's own names (GEMINI.md): nothing more to check
         return agent_findings(path, settings.agents or chain_agents(path, environ), settings, environ)
     except OSError:  # changed while being read: the next check sees it settled
