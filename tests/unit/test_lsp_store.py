@@ -286,3 +286,15 @@ def test_a_check_in_a_pass_equals_the_core_check(store: MemoryStore, tree: Path)
         findings = [store.check(p) for p in files]
     assert findings == [check_file(p, store.settings) for p in files]
     assert any(findings)
+
+
+def test_a_pass_checks_each_file_as_it_is_now(store: MemoryStore, tree: Path) -> None:
+    """A file read earlier in a pass (as the general file of another) and changed since is
+    checked as it is now: the identity `checked_identity` keeps is that of the text checked."""
+    general = tree / "proj" / "GEMINI.md"
+    with store.one_pass():
+        store.check(tree / "proj" / "pkg" / "GEMINI.md")
+        rewrite(general, "- Same\n- same\n")
+        findings = store.check(general)
+    assert [f.code for f in findings] == ["duplicate"]
+    assert store.checked_identity(general) == (True, file_identity(general))

@@ -366,6 +366,9 @@ class MemoryStore:
             before = file_identity(path)  # taken before reading: a change during the check shows as a change
             with self._lock:
                 self._checked[path] = before
+            memo = getattr(self._local, "memo", None)
+            if memo is not None:  # the file checked is read as it is now, even in a pass
+                memo.pop((quick_identity, path), None)
             got = self.read(path)
             if got.status is FileStatus.MISSING:
                 return []
