@@ -230,11 +230,12 @@ class MemoryStore:
 
     def _settings_for(self, directory: Path) -> Settings:
         files = self.settings_files(directory)
-        idents = tuple(self._once(file_identity, p) for p in files)  # before reading: a change during it shows
         # Where there is no .gemini at all, only the user's files count: every such directory
         # (most of them) shares one layer instead of reading the user's files again.
         own = self.trusted and os.path.lexists(files[-1].parent)  # files[-1]: <directory>/.gemini/settings.json
-        key, stamp = (directory, idents) if own else (None, idents[:2])
+        # Identities taken before reading: a change during it shows.
+        idents = tuple(self._once(file_identity, p) for p in (files if own else files[:2]))
+        key, stamp = (directory, idents) if own else (None, idents)
         with self._lock:
             cached = _recall(self._layers, key)
         if cached is not None and cached[0] == stamp:
