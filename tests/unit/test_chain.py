@@ -10,6 +10,7 @@ import pytest
 from memory_lens.core.discovery import (
     Scope,
     TargetError,
+    chain_for_root,
     find_project_root,
     local_dirs,
     plan_chain,
@@ -149,6 +150,30 @@ def test_plan_chain_orders_general_to_specific(root: Path) -> None:
         (root / "g" / "GEMINI.md", Scope.GLOBAL), (root / "g" / "AGENTS.md", Scope.GLOBAL),
         (project / "GEMINI.md", Scope.PROJECT), (project / "AGENTS.md", Scope.PROJECT),
         (target / "GEMINI.md", Scope.PROJECT), (target / "AGENTS.md", Scope.PROJECT)]
+
+
+def test_plans_made_from_their_parents_equal_plans_made_from_scratch(root: Path) -> None:
+    """`chain_for_root` with a dict of plans (a pass over a tree) gives each directory the plan
+    it gives alone, in any order: below the root, at the root, under and at the global
+    directory inside the project, with two name lists, and for roots not above the target."""
+    home = root / "home"
+    gdir = home / ".gemini"
+    dirs = [home / "a" / "b" / "c", home / "a", home, home / "a" / "b", gdir / "sub" / "x", gdir / "sub", gdir,
+            home / "z" / "y", root / "elsewhere" / "q"]
+    for names in (("GEMINI.md",), ("AGENTS.md", "GEMINI.md")):
+        settings = Settings(filenames=names, global_dir=gdir)
+        for project_root in (home, None, home / "a", root / "unrelated"):
+            alone = [chain_for_root(d, project_root, settings) for d in dirs]
+            for order in (dirs, dirs[::-1]):
+                plans: dict = {}
+                made = {d: chain_for_root(d, project_root, settings, plans) for d in order}
+                assert [made[d] for d in dirs] == alone, (names, project_root)
+    # Plans of other names or another global directory are kept apart in the same dict.
+    plans = {}
+    one = chain_for_root(home / "a", home, Settings(filenames=("GEMINI.md",), global_dir=gdir), plans)
+    two = chain_for_root(home / "a", home, Settings(filenames=("AGENTS.md",), global_dir=root / "g2"), plans)
+    assert one != two and two == chain_for_root(home / "a", home, Settings(filenames=("AGENTS.md",),
+                                                                           global_dir=root / "g2"))
 
 
 # settings ------------------------------------------------------------------------------------------

@@ -153,8 +153,43 @@ def plan_chain(
     return chain_for_root(target_dir, find_project_root(target_dir, is_root), settings)
 
 
-def chain_for_root(target_dir: Path, project_root: Path | None, settings: Settings) -> ChainPlan:
-    """The chain plan for TARGET_DIR once its project root (or None) is known."""
+def chain_for_root(target_dir: Path, project_root: Path | None, settings: Settings,
+                   plans: dict | None = None) -> ChainPlan:
+    """The chain plan for TARGET_DIR once its project root (or None) is known.
+
+    PLANS: a dict that keeps the plans made (for one pass over many directories of a tree). A
+    directory strictly below its root, and not the global directory, has its parent's plan
+    plus its own candidates (`local_dirs` walks up through the parent the same way): a plan is
+    then made from the nearest ancestor already planned, or the root, not from scratch."""
+    if plans is None or project_root is None or not _under(str(target_dir), str(project_root)):
+        return _plan_from_scratch(target_dir, project_root, settings)
+    names, global_dir = settings.filenames, settings.global_dir
+    below: list[Path] = []  # the directories to plan, deepest first
+    directory = target_dir
+    while True:
+        known = plans.get((directory, project_root, names, global_dir))
+        if known is not None:
+            break
+        if directory == project_root or directory == global_dir:
+            known = plans[directory, project_root, names, global_dir] = _plan_from_scratch(
+                directory, project_root, settings)
+            break
+        below.append(directory)
+        directory = directory.parent
+    for directory in reversed(below):
+        known = plans[directory, project_root, names, global_dir] = ChainPlan(
+            target_dir=directory, project_root=project_root,
+            candidates=known.candidates + tuple(Candidate(directory / name, Scope.PROJECT) for name in names))
+    return known
+
+
+def _under(path: str, directory: str) -> bool:
+    """Whether PATH is DIRECTORY or below it, as written (a spelling that differs only in case
+    on a system that ignores it says no: the caller then takes the slower, general way)."""
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _plan_from_scratch(target_dir: Path, project_root: Path | None, settings: Settings) -> ChainPlan:
     cands = [Candidate(p, Scope.GLOBAL) for p in settings.global_files()]
     for directory in local_dirs(target_dir, project_root, settings.global_dir):
         cands.extend(Candidate(directory / name, Scope.PROJECT) for name in settings.filenames)

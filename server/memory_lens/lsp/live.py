@@ -25,6 +25,7 @@ from memory_lens.lsp import diagnostics
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
 from memory_lens.lsp.progress import ScanProgress, plural, progress_delay
 from memory_lens.lsp.protocol import DID_CHANGE_NOTIFICATION
+from memory_lens.startup import collector_off
 
 if TYPE_CHECKING:
     from memory_lens.lsp.server import MemoryLensServer, OpenDoc
@@ -134,14 +135,18 @@ class LiveEngine:
         # In batches: the first diagnostics show sooner, requests are answered in between, and
         # a large workspace never holds all its unpublished diagnostics at once. One view of
         # the disk for the whole job (`MemoryStore.one_pass`): changes meanwhile start the next.
+        # The cyclic collector is off until the job ends (`collector_off`): it then finds only
+        # what the job keeps, the published diagnostics having been freed batch by batch.
         view: dict = {}
-        for start in range(0, len(ordered), CHECK_BATCH):
-            results = await asyncio.to_thread(diagnostics.compute, store, ordered[start:start + CHECK_BATCH],
-                                              texts, ls.position_encoding, view)
-            self._publish(results, docs)
-            if progress is not None:
-                done = min(start + CHECK_BATCH, len(ordered))
-                progress.report(f"checked {done} of {plural(len(ordered))}", done * 100 // len(ordered))
+        with collector_off():
+            for start in range(0, len(ordered), CHECK_BATCH):
+                results = await asyncio.to_thread(diagnostics.compute, store, ordered[start:start + CHECK_BATCH],
+                                                  texts, ls.position_encoding, view)
+                self._publish(results, docs)
+                del results
+                if progress is not None:
+                    done = min(start + CHECK_BATCH, len(ordered))
+                    progress.report(f"checked {done} of {plural(len(ordered))}", done * 100 // len(ordered))
         gone = before - known
         if full:
             # New settings come with a new store that knows nothing yet: what was published

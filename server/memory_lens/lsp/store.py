@@ -312,7 +312,9 @@ class MemoryStore:
         with self._lock:
             plan = _recall(self._plans, key)
         if plan is None:
-            plan = chain_for_root(directory, root, settings)
+            memo = getattr(self._local, "memo", None)
+            plans = None if memo is None else memo.setdefault("plans", {})
+            plan = chain_for_root(directory, root, settings, plans)
             with self._lock:
                 _remember(self._plans, key, plan, PLAN_CACHE_SIZE)
         return plan
