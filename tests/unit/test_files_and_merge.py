@@ -23,6 +23,18 @@ def test_regular_file(tmp_path: Path) -> None:
     assert (memory_file.text, memory_file.size, memory_file.real_path) == ("hello\n", 6, Path(os.path.realpath(p)))
 
 
+def test_a_linked_file_and_a_large_one_are_read_whole_with_their_real_path(tmp_path: Path) -> None:
+    target_dir = tmp_path / "real"
+    target_dir.mkdir()
+    body = ("- an entry of some length to fill the file\n" * 6000).encode()  # ~260 KB: more than one chunk
+    (target_dir / "GEMINI.md").write_bytes(body)
+    (tmp_path / "link").symlink_to(target_dir, target_is_directory=True)
+    (tmp_path / "GEMINI.md").symlink_to(tmp_path / "link" / "GEMINI.md")
+    got = read_memory_file(tmp_path / "GEMINI.md", max_bytes=1 << 20)
+    assert got.ok and got.text.encode() == body and got.size == len(body)
+    assert got.real_path == Path(os.path.realpath(target_dir / "GEMINI.md"))
+
+
 def test_bom_is_dropped_but_counted_in_size(tmp_path: Path) -> None:
     p = tmp_path / "GEMINI.md"
     p.write_bytes(b"\xef\xbb\xbfhi")

@@ -201,8 +201,10 @@ def read_memory_file(path: str | os.PathLike[str], max_bytes: int | None = None)
                             too_large=True)
         chunks = []
         total = 0
+        want = fst.st_size + 1  # the whole file and its end in one read, no oversized buffer
         while True:
-            chunk = os.read(fd, 1 << 20)
+            chunk = os.read(fd, want)
+            want = 1 << 16
             if not chunk:
                 break
             total += len(chunk)
@@ -211,6 +213,7 @@ def read_memory_file(path: str | os.PathLike[str], max_bytes: int | None = None)
                                 size=total, real_path=Path(realpath(p)), mtime_ns=fst.st_mtime_ns,
                                 too_large=True)
             chunks.append(chunk)
+        named = _named(fd)  # where the file read is: one system call, not realpath's three
     except OSError as err:
         return FileRead(p, FileStatus.UNUSABLE, reason=f"cannot be read: {err.strerror or err}",
                         size=st.st_size)
@@ -218,7 +221,7 @@ def read_memory_file(path: str | os.PathLike[str], max_bytes: int | None = None)
         os.close(fd)
     data = b"".join(chunks)
     text, bom, issue = decode_as_agent(data)
-    real = Path(realpath(p))
+    real = Path(named or realpath(p))
     if issue is not None:
         return FileRead(p, FileStatus.UNUSABLE, text=text, reason=issue.reason, size=fst.st_size,
                         real_path=real, mtime_ns=fst.st_mtime_ns, bom=bom, encoding=issue)
@@ -239,14 +242,24 @@ def realpath(path: str | os.PathLike[str]) -> str:
         except OSError:
             return os.path.realpath(path)
         try:
-            resolved = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            resolved = ""
+            resolved = _named(fd)
         finally:
             os.close(fd)
-        if resolved.startswith("/") and not resolved.endswith(" (deleted)"):
+        if resolved:
             return resolved
     return os.path.realpath(path)
+
+
+def _named(fd: int) -> str | None:
+    """The absolute path the kernel names for open descriptor FD (Linux `/proc`), or None
+    (no `/proc`, or a file deleted since it was opened)."""
+    if not _O_PATH:
+        return None
+    try:
+        resolved = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    return resolved if resolved.startswith("/") and not resolved.endswith(" (deleted)") else None
 
 
 def real_dir(path: Path) -> Path | None:
