@@ -14,7 +14,7 @@ from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
@@ -203,6 +203,15 @@ def encoding_finding(path: Path, issue: EncodingIssue) -> Finding:
                    issue.line)
 
 
+@lru_cache(maxsize=1024)
+def _already_in(path: Path, line: int) -> tuple[str, tuple[Location, ...]]:
+    """The message and related location of a redundant entry whose first copy is on 0-based
+    LINE of PATH: the same for every file below PATH repeating it, so made once (both are
+    immutable, shared by the findings)."""
+    return (f"redundant entry: already in {path}:{line + 1}, which loads before this file",
+            (Location(path, line + 1),))
+
+
 def check_entries(own: FileEntries, general: Sequence[FileEntries], grouped: bool = False) -> list[Finding]:
     """Duplicate entries within OWN, and entries of OWN already in a more general file, in line
     order (an entry is reported once: a duplicate is not also reported as redundant). GROUPED:
@@ -215,10 +224,11 @@ def check_entries(own: FileEntries, general: Sequence[FileEntries], grouped: boo
         for key in mine & other.first_line.keys():
             if key not in seen_in:
                 seen_in[key] = (other, other.first_line[key])
-    redundant = [Finding(own.path, (start := own.first_line[key]) + 1, 1, REDUNDANT,
-                         f"redundant entry: already in {other.path}:{line + 1}, which loads before this file",
-                         own.end_of(start) + 1, (Location(other.path, line + 1),))
-                 for key, (other, line) in seen_in.items()]
+    redundant = []
+    for key, (other, line) in seen_in.items():
+        start = own.first_line[key]
+        message, related = _already_in(other.path, line)
+        redundant.append(Finding(own.path, start + 1, 1, REDUNDANT, message, own.end_of(start) + 1, related))
     duplicates = own.grouped_duplicates if grouped else own.duplicates
     return sorted([*duplicates, *redundant], key=lambda f: f.line)
 
