@@ -117,17 +117,16 @@ def _edit(path: Path) -> bytes:
 def _full_check(settings: Settings, paths: list[Path], cache_file: Path) -> tuple[EntryCache, MemoryStore, dict]:
     """Diagnostics of PATHS by a new store, its entry cache opened on CACHE_FILE (as a server
     starting: the cache is opened on first use), checked as the server's job checks them
-    (`live.LiveEngine._work`): in batches of `live.CHECK_BATCH`, one view of the disk and the
+    (`live.LiveEngine._work`): in batches of `live.CHECK_BATCH` (each one view of the disk), the
     cyclic collector off for the whole job, each batch's diagnostics dropped once published
     (the server keeps their digest, `diagnostics.fingerprint`: so does this, per file, with the
     number of diagnostics, to compare runs)."""
     cache = EntryCache(cache_file)
     store = MemoryStore(settings, cache)
-    view: dict = {}
     published: dict = {}
     with collector_off():
         for start in range(0, len(paths), CHECK_BATCH):
-            batch = diagnostics.compute(store, paths[start:start + CHECK_BATCH], {}, "utf-16", view)
+            batch = diagnostics.compute(store, paths[start:start + CHECK_BATCH], {}, "utf-16")
             published.update((p, (diagnostics.fingerprint(d), len(d))) for p, d in batch.items())
             del batch
     return cache, store, published

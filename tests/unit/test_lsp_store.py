@@ -247,19 +247,6 @@ def test_a_pass_is_its_own_threads_view(store: MemoryStore, tree: Path) -> None:
     assert seen == ["- Changed meanwhile\n"]
 
 
-def test_a_pass_carried_over_blocks_keeps_its_view(store: MemoryStore, tree: Path) -> None:
-    """A job checks its files in batches on worker threads: the dict it passes keeps one view."""
-    path = tree / "proj" / "GEMINI.md"
-    view: dict = {}
-    with store.one_pass(view):
-        before = store.read(path).text
-    rewrite(path, "- Changed between two batches\n")
-    with store.one_pass(view):
-        assert store.read(path).text == before
-    with store.one_pass():
-        assert store.read(path).text == "- Changed between two batches\n"
-
-
 def test_a_pass_finds_the_nearest_project_root_of_nested_projects(tree: Path) -> None:
     """Project roots remembered in a pass: a nested repository's directories keep their own
     root, whatever order the directories come in, as without a pass."""

@@ -140,15 +140,13 @@ def not_shown(path: Path, hidden: int) -> types.Diagnostic:
 
 
 def compute(
-    store: MemoryStore, paths: Iterable[Path], open_texts: Mapping[Path, str], encoding: Any,
-    view: dict | None = None
+    store: MemoryStore, paths: Iterable[Path], open_texts: Mapping[Path, str], encoding: Any
 ) -> dict[Path, list[types.Diagnostic]]:
     """Diagnostics for each of PATHS (runs in a worker thread): one pass over the disk
-    (`MemoryStore.one_pass`; VIEW carries it over several calls), without the cyclic collector
-    (`startup.collector_off`)."""
+    (`MemoryStore.one_pass`), without the cyclic collector (`startup.collector_off`)."""
     names = agent_file_names()
     spans: dict = {}
-    with store.one_pass(view), collector_off():
+    with store.one_pass(), collector_off():
         return {p: diagnostics_for(store, p, open_texts.get(p), encoding, names, spans) for p in paths}
 
 

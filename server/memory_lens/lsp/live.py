@@ -133,15 +133,14 @@ class LiveEngine:
         texts = {p: d.text for p, d in docs.items()}
         ordered = sorted(targets)
         # In batches: the first diagnostics show sooner, requests are answered in between, and
-        # a large workspace never holds all its unpublished diagnostics at once. One view of
-        # the disk for the whole job (`MemoryStore.one_pass`): changes meanwhile start the next.
+        # a large workspace never holds all its unpublished diagnostics at once. Each batch is
+        # one view of the disk (`MemoryStore.one_pass`): changes meanwhile start the next job.
         # The cyclic collector is off until the job ends (`collector_off`): it then finds only
         # what the job keeps, the published diagnostics having been freed batch by batch.
-        view: dict = {}
         with collector_off():
             for start in range(0, len(ordered), CHECK_BATCH):
                 results = await asyncio.to_thread(diagnostics.compute, store, ordered[start:start + CHECK_BATCH],
-                                                  texts, ls.position_encoding, view)
+                                                  texts, ls.position_encoding)
                 self._publish(results, docs)
                 del results
                 if progress is not None:

@@ -112,19 +112,18 @@ class MemoryStore:
     # One view of the disk for a pass over many files ---------------------------------------------
 
     @contextmanager
-    def one_pass(self, memo: dict | None = None) -> Iterator[None]:
+    def one_pass(self) -> Iterator[None]:
         """Within the block, on this thread, each path is stat'ed once, and each directory's
-        settings and project root are worked out once: one view of the disk for a pass over many
-        files. A full check then stats a general file once, not once for every file below it,
-        and walks up to a project root once per directory. A change during the pass is seen by
-        the next one, which the watcher starts as for any change (each checked file's identity
-        is still taken before it is read: `checked_identity`). Nested: the outer pass counts.
-        MEMO: a dict to keep the answers in, to carry one pass over several blocks (a job
-        checking its files in batches on worker threads, one batch at a time)."""
+        settings, project root and chain plan are worked out once: one view of the disk for a
+        pass over many files (a batch of a check job). A full check then stats a general file
+        once, not once for every file below it, and walks up to a project root once per
+        directory. A change during the pass is seen by the next one, which the watcher starts
+        as for any change; the file checked is always read as it is now (`check`). Nested:
+        the outer pass counts."""
         if getattr(self._local, "memo", None) is not None:
             yield
             return
-        self._local.memo = {} if memo is None else memo
+        self._local.memo = {}
         try:
             yield
         finally:
