@@ -55,7 +55,10 @@ def initialize_params(root: Path) -> dict:
 def bench_initialize(global_dir: Path, runs: int) -> dict:
     """Process start to the initialize response: what an editor waits for before anything works.
     `import_floor_ms`: a Python process that only imports pygls (and with it the LSP type
-    definitions of lsprotocol), which any pygls server pays before it can answer."""
+    definitions of lsprotocol), which any pygls server pays before it can answer, timed right
+    after each start. `ratio_to_floor`: the median of each start's time over the floor timed
+    next to it (the VM's speed moves by tens of percent within seconds; a start and its floor
+    share their moment)."""
     times, floor = [], []
     with tempfile.TemporaryDirectory() as empty:
         for _ in range(runs):
@@ -67,6 +70,7 @@ def bench_initialize(global_dir: Path, runs: int) -> dict:
             subprocess.run([sys.executable, "-c", "import pygls.lsp.server"], check=True)
             floor.append(time.perf_counter() - started)
     return {"ms": ms(median(times)), "import_floor_ms": ms(median(floor)),
+            "ratio_to_floor": round(median([t / f for t, f in zip(times, floor)]), 3),
             "runs_ms": spread([t * 1000 for t in times])}
 
 
