@@ -28,16 +28,18 @@ def test_collector_is_off_inside_and_back_on_after(collector_state) -> None:
     assert gc.get_freeze_count() >= len(kept)
 
 
-def test_collector_left_off_when_it_was_off(collector_state) -> None:
+@pytest.mark.parametrize("pause", [collector_paused, collector_off])
+def test_collector_left_off_when_it_was_off(collector_state, pause) -> None:
     gc.disable()
-    with collector_paused():
+    with pause():
         pass
     assert not gc.isenabled()
 
 
-def test_collector_restored_when_the_block_fails(collector_state) -> None:
+@pytest.mark.parametrize("pause", [collector_paused, collector_off])
+def test_collector_restored_when_the_block_fails(collector_state, pause) -> None:
     gc.enable()
-    with pytest.raises(RuntimeError), collector_paused():
+    with pytest.raises(RuntimeError), pause():
         raise RuntimeError("import failed")
     assert gc.isenabled()
 
@@ -54,13 +56,6 @@ def test_collector_off_inside_and_back_on_after_without_freezing(collector_state
     assert gc.isenabled()
     assert gc.get_freeze_count() == frozen  # what the pass built is not kept out of collections
     del transient
-
-
-def test_collector_off_left_off_when_it_was_off(collector_state) -> None:
-    gc.disable()
-    with collector_off():
-        pass
-    assert not gc.isenabled()
 
 
 def test_collector_off_comes_back_when_the_last_overlapping_pass_ends(collector_state) -> None:
@@ -89,11 +84,4 @@ def test_collector_off_comes_back_when_the_last_overlapping_pass_ends(collector_
     for t in threads:
         t.join(10)
     assert seen == [False, True]
-    assert gc.isenabled()
-
-
-def test_collector_off_restored_when_the_pass_fails(collector_state) -> None:
-    gc.enable()
-    with pytest.raises(RuntimeError), collector_off():
-        raise RuntimeError("check failed")
     assert gc.isenabled()

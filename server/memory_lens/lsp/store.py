@@ -301,11 +301,12 @@ class MemoryStore:
             self._settings_found = frozenset(settings_found)
         return memory, {p for p in found - memory if p.name in extra}
 
-    def chain(self, directory: Path) -> ChainPlan:
-        """The chain plan of DIRECTORY (resolved, existing), with `settings_for(DIRECTORY)`. The
-        project root is looked up on disk every time; the plan for a (directory, root, settings)
-        triple is remembered, so new settings give a new plan."""
-        settings = self.settings_for(directory)
+    def chain(self, directory: Path, settings: Settings | None = None) -> ChainPlan:
+        """The chain plan of DIRECTORY (resolved, existing), with `settings_for(DIRECTORY)` (SETTINGS,
+        when the caller has it already). The project root is looked up on disk every time; the
+        plan for a (directory, root, settings) triple is remembered, so new settings give a new plan."""
+        if settings is None:
+            settings = self.settings_for(directory)
         root = self._project_root(directory, settings.boundary_markers)
         key = (directory, root, settings.filenames, settings.boundary_markers, settings.import_format)
         with self._lock:
@@ -347,7 +348,8 @@ class MemoryStore:
         """The effective memory for DIRECTORY (resolved, existing). Every candidate is read (one
         `stat` each when unchanged); when the chain and every read are what they were last time
         for this directory, the merged memory from then is the answer."""
-        plan = self.chain(directory)
+        settings = self.settings_for(directory)
+        plan = self.chain(directory, settings)
         reads = [self.read(c.path) for c in plan.candidates]
         with self._lock:
             cached = _recall(self._memories, directory)
@@ -355,7 +357,6 @@ class MemoryStore:
                 and all(file_identity(p) == ident for p, ident in cached[3])):
             return cached[2]
         by_path = {c.path: got for c, got in zip(plan.candidates, reads)}
-        settings = self.settings_for(directory)
         memory = merge_plan(plan, by_path.__getitem__, settings.boundary_markers, settings.import_format)
         imported = [(p, file_identity(p)) for s in memory.sources for p in sorted(read_paths(s.imports))]
         with self._lock:
@@ -382,7 +383,7 @@ class MemoryStore:
             bad = []
         real = Path(realpath(path))
         settings = self.settings_for(real.parent)
-        general = sources_before(load_sources(self.chain(real.parent), self.read, settings.boundary_markers,
+        general = sources_before(load_sources(self.chain(real.parent, settings), self.read, settings.boundary_markers,
                                               settings.import_format)[0], real)  # no merged text needed
         return bad + check_content(path, text, general, settings, indexer=self.entries, grouped=True)
 
