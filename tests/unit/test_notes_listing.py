@@ -104,14 +104,10 @@ def test_a_search_in_one_scope_is_driven_by_the_full_text_matches(sandbox: Notes
     store.close()
 
 
-def test_broad_searches_ranked_from_the_fts_table_first_give_the_full_querys_pages(
-        sandbox: NotesSandbox, monkeypatch) -> None:
-    """`_best_first` (broad searches) returns exactly the pages and scores of the full ranked
-    query: every scope, tag, page and query, with hidden and unusable files, and ties."""
+def _ranked_notes(sandbox: NotesSandbox):  # noqa: F811
+    """90 notes of a few words in both scopes, many ties, a hidden copy and a broken file: a
+    store over them, synced."""
     import random
-
-    from memory_lens.core.notes import fulltext
-    from memory_lens.core.notes import index as index_module
 
     rng = random.Random(7)
     words = ["alpha", "beta", "gamma", "delta", "omega"]
@@ -125,6 +121,22 @@ def test_broad_searches_ranked_from_the_fts_table_first_give_the_full_querys_pag
     sandbox.write_note(sandbox.global_dir, "broken.json", "{not json")
     store = sandbox.store()
     store.index.sync()
+    return store
+
+
+_RANKED_QUERIES = ["alpha", "beta OR omega", "al*", "alpha gamma", "\"alpha alpha\""]
+_PAGES = ((0, 5), (5, 5), (0, 20), (17, 3), (40, 20))
+
+
+def test_broad_searches_ranked_from_the_fts_table_first_give_the_full_querys_pages(
+        sandbox: NotesSandbox, monkeypatch) -> None:
+    """`_best_first` (broad searches) returns exactly the pages and scores of the full ranked
+    query: every scope, tag, page and query, with hidden and unusable files, and ties."""
+    from memory_lens.core.notes import fulltext
+    from memory_lens.core.notes import index as index_module
+
+    store = _ranked_notes(sandbox)
+    monkeypatch.setattr(index_module, "SPLIT_FROM", 10 ** 9)  # one thread: `_best_first` is what is tested
     results: list[object] = []
     real = index_module.NotesIndex._best_first
 
@@ -137,11 +149,11 @@ def test_broad_searches_ranked_from_the_fts_table_first_give_the_full_querys_pag
     monkeypatch.setattr(index_module, "RANK_AHEAD_EXTRA", 0)  # cut close to the page: ties and filters matter
     monkeypatch.setattr(index_module, "RANK_AHEAD_FACTOR", 1)
     cases = 0
-    for text in ["alpha", "beta OR omega", "al*", "alpha gamma", "\"alpha alpha\""]:
+    for text in _RANKED_QUERIES:
         query = fulltext.parse_query(text)
         for scopes in ([Scope.PROJECT, Scope.GLOBAL], [Scope.PROJECT], [Scope.GLOBAL]):
             for tags in ([], ["odd"]):
-                for offset, limit in ((0, 5), (5, 5), (0, 20), (17, 3), (40, 20)):
+                for offset, limit in _PAGES:
                     monkeypatch.setattr(index_module, "RANK_AHEAD_FROM", 10 ** 9)
                     full = store.index.search_ids(query, scopes, tags, offset, limit)
                     monkeypatch.setattr(index_module, "RANK_AHEAD_FROM", 0)
@@ -154,3 +166,145 @@ def test_broad_searches_ranked_from_the_fts_table_first_give_the_full_querys_pag
     # its fallback ran.
     assert len(results) == 25 and len(answered) > 5 and len(results) - len(answered) > 5
     store.close()
+
+
+def _every_page(store, index_module, monkeypatch) -> list[object]:
+    """`search_ids` for every query, scope set, tag filter and page of `_ranked_notes`, both with
+    and without `_best_first`."""
+    from memory_lens.core.notes import fulltext
+
+    out = []
+    for text in _RANKED_QUERIES:
+        query = fulltext.parse_query(text)
+        for scopes in ([Scope.PROJECT, Scope.GLOBAL], [Scope.PROJECT], [Scope.GLOBAL]):
+            for tags in ([], ["odd"]):
+                for offset, limit in _PAGES:
+                    for ahead_from in (0, 10 ** 9):
+                        monkeypatch.setattr(index_module, "RANK_AHEAD_FROM", ahead_from)
+                        out.append(store.index.search_ids(query, scopes, tags, offset, limit))
+    return out
+
+
+def test_searches_ranked_in_two_halves_at_once_give_the_one_thread_pages(
+        sandbox: NotesSandbox, monkeypatch) -> None:  # noqa: F811
+    """A broad search ranked in two rowid halves, the upper one by the second reader on its own
+    thread, gives exactly the pages, scores and totals of one thread ranking every match: every
+    scope, tag, page and query, with ties, a hidden note and a broken file."""
+    import threading
+
+    from memory_lens.core.notes import index as index_module
+
+    store = _ranked_notes(sandbox)
+    monkeypatch.setattr(index_module, "_cpus", lambda: 2)
+    monkeypatch.setattr(index_module, "SPLIT_FROM", 10 ** 9)
+    alone = _every_page(store, index_module, monkeypatch)
+    assert store.index._second is None
+
+    halves: list[object] = []
+    threads: set[str] = set()
+    real = index_module.NotesIndex._in_halves
+
+    def spy(self, work):
+        def traced(con, part, args):
+            threads.add(threading.current_thread().name)
+            return work(con, part, args)
+        answer = real(self, traced)
+        halves.append(answer)
+        return answer
+
+    monkeypatch.setattr(index_module.NotesIndex, "_in_halves", spy)
+    monkeypatch.setattr(index_module, "SPLIT_FROM", 0)
+    split = _every_page(store, index_module, monkeypatch)
+    assert split == alone
+    assert len(halves) == len(alone) == 300 and all(h is not None for h in halves)
+    assert threading.current_thread().name in threads
+    assert any(name.startswith("memory-lens-notes-rank") for name in threads)
+    # A page ending past SPLIT_PAGE_MAX is ranked by one thread.
+    monkeypatch.setattr(index_module, "SPLIT_PAGE_MAX", 10)
+    halves.clear()
+    from memory_lens.core.notes import fulltext
+    store.index.search_ids(fulltext.parse_query("alpha"), [Scope.PROJECT, Scope.GLOBAL], [], 5, 10)
+    assert halves == []
+    store.close()
+    assert store.index._second is None
+
+
+def test_a_second_reader_on_another_database_or_a_change_meanwhile_leaves_the_search_to_one_thread(
+        sandbox: NotesSandbox, monkeypatch) -> None:  # noqa: F811
+    """The halves are used only when both saw the same database: another process writing the
+    index while they ran, or an index file replaced since this one was opened, and the search is
+    answered by one thread, the same answer; a reader that cannot open the same database is not
+    used again."""
+    import sqlite3
+
+    from memory_lens.core.notes import fulltext
+    from memory_lens.core.notes import halves as halves_module
+    from memory_lens.core.notes import index as index_module
+
+    store = _ranked_notes(sandbox)
+    monkeypatch.setattr(index_module, "_cpus", lambda: 2)
+    query, both = fulltext.parse_query("alpha"), [Scope.PROJECT, Scope.GLOBAL]
+    monkeypatch.setattr(index_module, "SPLIT_FROM", 10 ** 9)
+    expected = store.index.search_ids(query, both, ["odd"], 0, 7)
+    monkeypatch.setattr(index_module, "SPLIT_FROM", 0)
+    answers: list[object] = []
+    real = index_module.NotesIndex._in_halves
+    monkeypatch.setattr(index_module.NotesIndex, "_in_halves",
+                        lambda self, work: answers.append(real(self, work)) or answers[-1])
+    db = str(store.index.db_path)
+
+    # Another connection commits while the reader ranks its half.
+    real_submit = halves_module.SecondReader.submit
+
+    def writing_meanwhile(self, work):
+        def work_and_write(con):
+            other = sqlite3.connect(db, isolation_level=None)
+            other.execute("INSERT OR REPLACE INTO meta VALUES ('touched', hex(randomblob(4)))")
+            other.close()
+            return work(con)
+        return real_submit(self, work_and_write)
+
+    monkeypatch.setattr(halves_module.SecondReader, "submit", writing_meanwhile)
+    assert store.index.search_ids(query, both, ["odd"], 0, 7) == expected
+    assert answers == [None] and not store.index._second.failed
+    monkeypatch.setattr(halves_module.SecondReader, "submit", real_submit)
+    answers.clear()
+    assert store.index.search_ids(query, both, ["odd"], 0, 7) == expected
+    assert answers and answers[0] is not None
+
+    # The index file was replaced (a rebuild by another process) since this index opened it: a
+    # reader opened now reads another database, and refuses it.
+    store.index._close_second()
+    main = store.index._con
+    real_build_id = index_module._build_id
+    monkeypatch.setattr(index_module, "_build_id",
+                        lambda con: real_build_id(con) if con is main else "a build of another index")
+    answers.clear()
+    assert store.index.search_ids(query, both, ["odd"], 0, 7) == expected
+    assert answers == [None] and store.index._second.failed
+    answers.clear()
+    assert store.index.search_ids(query, both, ["odd"], 0, 7) == expected
+    assert answers == [None]  # not tried again
+    store.close()
+
+
+def test_an_index_in_memory_or_one_cpu_ranks_on_one_thread(sandbox: NotesSandbox, monkeypatch) -> None:  # noqa: F811
+    from memory_lens.core.notes import fulltext
+    from memory_lens.core.notes import index as index_module
+
+    store = _ranked_notes(sandbox)
+    monkeypatch.setattr(index_module, "SPLIT_FROM", 0)
+    query, both = fulltext.parse_query("alpha"), [Scope.PROJECT, Scope.GLOBAL]
+    monkeypatch.setattr(index_module, "_cpus", lambda: 1)
+    one_cpu = store.index.search_ids(query, both, [], 0, 9)
+    assert store.index._second is None
+    store.close()
+    blocked = sandbox.root / "not-a-directory"
+    blocked.write_text("")
+    in_memory = sandbox.store(index_dir=blocked / "index")
+    assert in_memory.index.db_path is None
+    in_memory.index.sync()
+    monkeypatch.setattr(index_module, "_cpus", lambda: 2)
+    assert in_memory.index.search_ids(query, both, [], 0, 9) == one_cpu
+    assert in_memory.index._second is None
+    in_memory.close()

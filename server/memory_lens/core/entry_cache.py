@@ -48,6 +48,7 @@ SCHEMA = 1  # the table layout (PRAGMA user_version); part of the file name
 PARSER = 1  # raise when `entry_keys` or `normalize` change what they return
 FILE_NAME = f"entries-{SCHEMA}.sqlite3"
 BUSY_SECONDS = 0.2  # how long a lookup or a write waits for another process's lock
+OPEN_SECONDS = 2.0  # how long opening waits for another server opening the same new file
 FLUSH_AT = 64  # rows per write transaction
 FLUSH_AFTER = 2.0  # seconds a row may wait for its batch before the next lookup writes it
 MAX_BYTES = 64 * 1024 * 1024  # of stored payload: ~5,000 files of the large tree (13 KB each)
@@ -362,13 +363,15 @@ def _connect(path: Path | None) -> Any:
     """An open, checked connection to the cache at PATH (None: in memory), the tables in place."""
     import sqlite3
 
+    from memory_lens.core.sqlite_wal import use_wal
+
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
     con = sqlite3.connect(":memory:" if path is None else str(path), timeout=BUSY_SECONDS,
                           isolation_level=None, check_same_thread=False)
     try:
         if path is not None:
-            con.execute("PRAGMA journal_mode=WAL")
+            use_wal(con, OPEN_SECONDS)
             # No fsync, not even at checkpoints: after a system crash the file may be damaged,
             # which `_open` and `_fail` notice (and each row's checksum), and it is only a cache.
             con.execute("PRAGMA synchronous=OFF")

@@ -32,17 +32,21 @@ import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from functools import lru_cache
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from memory_lens.core.discovery import Scope
 from memory_lens.core.notes import fulltext
 from memory_lens.core.notes.disk import read_note_files
+from memory_lens.core.notes.halves import SecondReader, usable_cpus
 from memory_lens.core.notes.locations import Location
 from memory_lens.core.notes.model import Note, NoteError, tag_key
 from memory_lens.core.notes.naming import candidate_filenames, is_note_file
+from memory_lens.core.sqlite_wal import is_busy, use_wal
 
 SCHEMA_VERSION = "3"
 log = logging.getLogger("memory_lens.notes")
+T = TypeVar("T")
 ENV_FTS = "MEMORY_LENS_NOTES_FTS"  # "0" forces the plain scan (for tests and troubleshooting)
 _TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M* Cn'"
 
@@ -111,12 +115,27 @@ class _DirState:
 RANK_AHEAD_FROM = 500
 RANK_AHEAD_MAX = 1000
 RANK_AHEAD_FACTOR, RANK_AHEAD_EXTRA = 2, 32  # it takes FACTOR × the page's end + EXTRA matches
+# A search whose query matches at least SPLIT_FROM notes (whatever its filters), for a page ending
+# by SPLIT_PAGE_MAX, is ranked in two rowid halves at once: this thread's and a second reader's
+# (`halves`). Below it, handing half the work to another thread costs more than it saves.
+SPLIT_FROM = 2000
+SPLIT_PAGE_MAX = 1000
 _FILE_COLUMNS = ("f.id, f.scope, f.fname, f.name, f.tags, f.created_at, f.updated_at, "
                  "(SELECT content FROM bodies b WHERE b.id = f.id), f.revision")
 # SQLite's page cache per connection (negative: KiB). The files table and the FTS index of
 # 10,000 notes take about 15 MB; the default (2 MB) made every search read pages again.
 _CACHE_KIB = 32 * 1024
 _ORDER = "CASE f.scope WHEN 'project' THEN 0 ELSE 1 END, f.name_key, f.name"
+_WEIGHTS = ", ".join(str(w) for w in fulltext.WEIGHTS)
+# The best matches of an FTS5 query by score alone, (rowid, score); {part}: a condition on the rowid.
+_BEST_SQL_PART = f"SELECT rowid, bm25(fts, {_WEIGHTS}) AS score FROM fts WHERE fts MATCH ?{{part}} ORDER BY score LIMIT ?"
+_BEST_SQL = _BEST_SQL_PART.format(part="")
+# The first matches of an FTS5 query in the order of a search's pages: score, then the listing
+# order; (id, score, and the three keys of `_ORDER`, to merge two halves in the same order).
+_RANKED_SQL = (f"SELECT f.id, bm25(fts, {_WEIGHTS}) AS score, CASE f.scope WHEN 'project' THEN 0 ELSE 1 END, "
+               f"f.name_key, f.name FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{{part}}{{where}} "
+               f"ORDER BY score, {_ORDER} LIMIT ? OFFSET ?")
+_BUSY_SECONDS = 15.0  # how long a statement waits for another process's lock on the index
 REFRESH_GIVE_WAY_MAX = 0.5  # seconds a background listing waits for requests, at most, per round
 
 
@@ -142,6 +161,7 @@ class NotesIndex:
         self._requests = 0  # see `request`
         self._requests_lock = threading.Lock()
         self._scan_cache: tuple[int, dict[int, tuple[list[str], list[list[str]]]]] | None = None
+        self._second: SecondReader | None = None  # see `_in_halves`
         self.db_path: Path | None = None
         directory = _usable_dir(index_dir if index_dir is not None else default_index_dir())
         if directory is not None:
@@ -162,13 +182,18 @@ class NotesIndex:
     def _open(self) -> sqlite3.Connection:
         if self.db_path is not None:
             for _ in range(2):
+                con = None
                 try:
                     con = self._connect(str(self.db_path))
                     if self._schema_ok(con):
                         return con
-                    con.close()
-                except sqlite3.DatabaseError:
-                    pass
+                except sqlite3.DatabaseError as err:
+                    if is_busy(err):  # another process held it all this time: its index, not a bad one
+                        log.warning("notes: the search index %s stayed locked (%s): indexing in memory",
+                                    self.db_path, err)
+                        _close(con)
+                        break
+                _close(con)
                 _remove_db(self.db_path)  # corrupt, or another schema: rebuild from the files
         self.db_path = None
         con = self._connect(":memory:")
@@ -176,11 +201,18 @@ class NotesIndex:
         return con
 
     def _connect(self, target: str) -> sqlite3.Connection:
-        con = sqlite3.connect(target, timeout=15.0, isolation_level=None, check_same_thread=False)
-        con.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
-        con.execute("PRAGMA temp_store=MEMORY")
+        con = sqlite3.connect(target, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+        try:
+            self._set_up(con, target)
+        except BaseException:
+            con.close()
+            raise
+        return con
+
+    def _set_up(self, con: sqlite3.Connection, target: str) -> None:
+        _tune(con)
         if target != ":memory:":
-            con.execute("PRAGMA journal_mode=WAL")
+            use_wal(con, _BUSY_SECONDS)
             # The note files are the truth: a commit does not wait for the disk. A process killed
             # mid-write loses nothing (WAL); a machine crash may lose the last commits (the next
             # sync finds those files changed and reads them again) or damage the database (it is
@@ -188,7 +220,6 @@ class NotesIndex:
             con.execute("PRAGMA synchronous=OFF")
             # A full build passes 30 MB through the write-ahead log: give the space back after.
             con.execute("PRAGMA journal_size_limit=4194304")
-        return con
 
     def _schema_ok(self, con: sqlite3.Connection) -> bool:
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
@@ -233,6 +264,8 @@ class NotesIndex:
         else:
             con.execute("CREATE TABLE IF NOT EXISTS fts(rowid INTEGER PRIMARY KEY, name TEXT, tags TEXT, content TEXT)")
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        # Which database this is: a second reader checks it opened the same one (`halves`).
+        con.execute("INSERT OR IGNORE INTO meta VALUES ('build', ?)", (os.urandom(8).hex(),))
 
     def close(self) -> None:
         """Stop the background refresh (waiting for a listing under way) and close the database."""
@@ -242,6 +275,7 @@ class NotesIndex:
             thread.join(timeout=30.0)  # it re-checks `_closed` under the lock before any query
         with self._lock:
             self._closed = True
+            self._close_second()
             try:
                 self._con.close()
             except sqlite3.Error:
@@ -331,7 +365,7 @@ class NotesIndex:
             try:
                 return action()
             except sqlite3.OperationalError as err:
-                if "locked" in str(err) or "busy" in str(err):
+                if is_busy(err):
                     raise IndexBusyError("the notes search index is busy (another Memory Lens process "
                                          "holds it); try again") from None
                 if attempt:
@@ -344,6 +378,7 @@ class NotesIndex:
         raise AssertionError("unreachable")
 
     def _rebuild(self) -> None:
+        self._close_second()
         try:
             self._con.close()
         except sqlite3.Error:
@@ -606,24 +641,31 @@ class NotesIndex:
             where, args = self._filters(scopes, tags)
 
             def run() -> tuple[list[int], int]:
-                total = self._count_matches(query, scopes, tags, where, args)
+                text = query.fts()
+                everywhere = not tags and set(scopes) == {loc.scope for loc in self.locations}
+                if everywhere and self._nothing_hidden():
+                    total = self._con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", [text]).fetchone()[0]
+                else:
+                    total = self._count_matches(text, where, args)
                 ids = [r[0] for r in self._con.execute(
                     f"SELECT f.id FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{where} "
                     f"ORDER BY {_ORDER} LIMIT ? OFFSET ?", [query.fts(), *args, limit, offset])]
                 return ids, total
             return self._guard(run)
 
-    def _count_matches(self, query: fulltext.Query, scopes: Sequence[Scope], tags: Sequence[str],
-                       where: str, args: list[Any]) -> int:
-        """How many visible notes of SCOPES with TAGS match QUERY (WHERE and ARGS: `_filters`).
-        Over every scope without tags, and with no note hidden by another of its name (files
-        that are not notes have no FTS row), that is FTS5's own count, without a join."""
-        everywhere = set(scopes) == {loc.scope for loc in self.locations}
-        if everywhere and not tags and self._con.execute(
-                "SELECT 1 FROM files WHERE (error IS NOT NULL OR shadow=1) AND shadow=1 LIMIT 1").fetchone() is None:
-            return self._con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", [query.fts()]).fetchone()[0]
-        return self._con.execute(f"SELECT count(*) FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{where}",
-                                 [query.fts(), *args]).fetchone()[0]
+    def _count_matches(self, text: str, where: str, args: list[Any], con: sqlite3.Connection | None = None,
+                       part: tuple[str, list[Any]] = ("", [])) -> int:
+        """How many visible notes pass WHERE (with ARGS: `_filters`) among the matches of TEXT (an
+        FTS5 query), of the rowids PART (a condition on `fts.rowid` and its arguments) only."""
+        return (con or self._con).execute(
+            f"SELECT count(*) FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{part[0]}{where}",
+            [text, *part[1], *args]).fetchone()[0]
+
+    def _nothing_hidden(self) -> bool:
+        """No note is hidden by another file of its name: then every FTS row is a visible note
+        (files that are not notes have none), and FTS5 counts the matches of both scopes alone."""
+        return self._con.execute(
+            "SELECT 1 FROM files WHERE (error IS NOT NULL OR shadow=1) AND shadow=1 LIMIT 1").fetchone() is None
 
     def _list_in_order(self, scopes: Sequence[Scope], tags: Sequence[str], offset: int,
                        limit: int) -> tuple[list[int], int]:
@@ -669,33 +711,109 @@ class NotesIndex:
                 scored = sorted(self._scan(query, scopes, tags), key=lambda s: s[1])
                 return [(i, key[0]) for i, key in scored[offset:offset + limit]], len(scored)
             where, args = self._filters(scopes, tags)
-            weights = ", ".join(str(w) for w in fulltext.WEIGHTS)
+            text = query.fts()
+            everywhere = not tags and set(scopes) == {loc.scope for loc in self.locations}
 
             def run() -> tuple[list[tuple[int, float]], int]:
-                total = self._count_matches(query, scopes, tags, where, args)
-                everywhere = not tags and set(scopes) == {loc.scope for loc in self.locations}
+                matches = self._con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", [text]).fetchone()[0]
+                total = matches if everywhere and self._nothing_hidden() else None
+                if matches >= SPLIT_FROM and offset + limit <= SPLIT_PAGE_MAX:
+                    answer = self._search_in_halves(text, where, args, offset, limit, total, everywhere)
+                    if answer is not None:
+                        return answer
+                if total is None:
+                    total = self._count_matches(text, where, args)
                 if everywhere and total >= RANK_AHEAD_FROM and offset + limit <= RANK_AHEAD_MAX:
-                    page = self._best_first(query, weights, where, args, offset, limit)
+                    best = self._con.execute(_BEST_SQL, [text, _ahead(offset + limit) + 1]).fetchall()
+                    page = self._best_first(best, where, args, offset, limit)
                     if page is not None:
                         return page, total
-                rows = self._con.execute(
-                    f"SELECT f.id, bm25(fts, {weights}) AS score FROM fts JOIN files f ON f.id = fts.rowid "
-                    f"WHERE fts MATCH ?{where} ORDER BY score, {_ORDER} LIMIT ? OFFSET ?",
-                    [query.fts(), *args, limit, offset]).fetchall()
+                rows = self._con.execute(_RANKED_SQL.format(part="", where=where),
+                                         [text, *args, limit, offset]).fetchall()
                 return [(r[0], r[1]) for r in rows], total
             return self._guard(run)
 
-    def _best_first(self, query: fulltext.Query, weights: str, where: str, args: list[Any],
+    def _search_in_halves(self, text: str, where: str, args: list[Any], offset: int, limit: int,
+                          total: int | None, everywhere: bool) -> tuple[list[tuple[int, float]], int] | None:
+        """`search_ids`'s answer with the matches counted and ranked in two halves at once
+        (`_in_halves`), each half's best merged; None when it cannot be had that way. TOTAL: the
+        count, when already known. EVERYWHERE: both scopes without tags (`_best_first` may serve)."""
+        need = offset + limit
+        ahead = _ahead(need) if everywhere and need <= RANK_AHEAD_MAX else None
+
+        def half(con: sqlite3.Connection, part: str, part_args: list[Any]) -> tuple[int | None, list[Any]]:
+            count = self._count_matches(text, where, args, con, (part, part_args)) if total is None else None
+            if ahead is not None:
+                return count, con.execute(_BEST_SQL_PART.format(part=part), [text, *part_args, ahead + 1]).fetchall()
+            return count, con.execute(_RANKED_SQL.format(part=part, where=where),
+                                      [text, *part_args, *args, need, 0]).fetchall()
+
+        halves = self._in_halves(half)
+        if halves is None:
+            return None
+        (low_count, low), (high_count, high) = halves
+        if total is None:
+            assert low_count is not None and high_count is not None
+            total = low_count + high_count
+        if ahead is not None:
+            best = sorted(low + high, key=lambda r: r[1])[:ahead + 1]
+            page = self._best_first(best, where, args, offset, limit)
+            if page is not None:
+                return page, total
+            rows = self._con.execute(_RANKED_SQL.format(part="", where=where), [text, *args, need, 0]).fetchall()
+        else:
+            # In the full query's order: score, then the listing order (`_ORDER`'s three keys).
+            rows = sorted(low + high, key=lambda r: r[1:])
+        return [(r[0], r[1]) for r in rows[offset:need]], total
+
+    def _in_halves(self, work: Callable[[sqlite3.Connection, str, list[Any]], T]) -> tuple[T, T] | None:
+        """WORK(connection, a condition on `fts.rowid`, its arguments) for the lower half of the
+        rowids on this thread and for the upper half on the second reader's thread (`halves`),
+        both at once: the two answers; None when there is no second reader to be had (an index in
+        memory, one CPU, a reader that failed) or another process changed the index meanwhile
+        (the halves could have seen two versions of it)."""
+        if self.db_path is None or _cpus() < 2:
+            return None
+        if self._second is None:
+            build = _build_id(self._con)
+            self._second = SecondReader(self.db_path, _tune, lambda con: _build_id(con) == build, _BUSY_SECONDS)
+        # Two subqueries: each is one step of the rowid b-tree; `min(id), max(id)` in one scans it.
+        low, high = self._con.execute("SELECT (SELECT min(id) FROM files), (SELECT max(id) FROM files)").fetchone()
+        if low is None or low == high:
+            return None
+        middle = (low + high) // 2
+        version = self._con.execute("PRAGMA data_version").fetchone()[0]
+        second = self._second
+        future = second.submit(lambda con: work(con, " AND fts.rowid > ?", [middle]))
+        if future is None:
+            return None
+        theirs: T | None = None
+        try:
+            mine = work(self._con, " AND fts.rowid <= ?", [middle])
+        finally:  # the reader's half is waited for even when this one failed
+            try:
+                theirs = future.result()
+            except sqlite3.Error as err:
+                second.fail(err)
+        if second.failed or self._con.execute("PRAGMA data_version").fetchone()[0] != version:
+            return None
+        return mine, theirs  # type: ignore[return-value]
+
+    def _close_second(self) -> None:
+        second, self._second = self._second, None
+        if second is not None:
+            second.close()
+
+    def _best_first(self, best: list[Any], where: str, args: list[Any],
                     offset: int, limit: int) -> list[tuple[int, float]] | None:
         """The page of a broad search, exactly as the full query orders it, without joining every
-        match with its file row (2 of 10 ms with 10,000 matches): the FTS table alone gives its
-        best matches by score; those scoring strictly better than the first one left out are
-        every match of those scores, so when enough of them are visible notes, the page is among
-        them, in the same order (score, then the listing order). None when it cannot tell."""
+        match with its file row (2 of 10 ms with 10,000 matches): BEST, the FTS table's best
+        `_ahead(offset + limit) + 1` matches by score, (rowid, score), best first (fewer: every
+        match); those scoring strictly better than the first one left out are every match of
+        those scores, so when enough of them are visible notes, the page is among them, in the
+        same order (score, then the listing order). None when it cannot tell."""
         need = offset + limit
-        ahead = RANK_AHEAD_FACTOR * need + RANK_AHEAD_EXTRA
-        best = self._con.execute(f"SELECT rowid, bm25(fts, {weights}) AS score FROM fts WHERE fts MATCH ? "
-                                 "ORDER BY score LIMIT ?", [query.fts(), ahead + 1]).fetchall()
+        ahead = _ahead(need)
         every = len(best) <= ahead
         if not every:
             cut = best[ahead][1]
@@ -756,6 +874,35 @@ class NotesIndex:
 
 
 # Files on disk ---------------------------------------------------------------------------------
+
+
+def _ahead(need: int) -> int:
+    """How many of the FTS table's best matches `_best_first` takes for a page ending at NEED."""
+    return RANK_AHEAD_FACTOR * need + RANK_AHEAD_EXTRA
+
+
+@lru_cache(maxsize=1)
+def _cpus() -> int:
+    return usable_cpus()
+
+
+def _close(con: sqlite3.Connection | None) -> None:
+    if con is not None:
+        try:
+            con.close()
+        except sqlite3.Error:
+            pass
+
+
+def _tune(con: sqlite3.Connection) -> None:
+    """What every connection to the index sets: its page cache, temporary tables in memory."""
+    con.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
+    con.execute("PRAGMA temp_store=MEMORY")
+
+
+def _build_id(con: sqlite3.Connection) -> str | None:
+    row = con.execute("SELECT value FROM meta WHERE key='build'").fetchone()
+    return row[0] if row else None
 
 
 def _usable_dir(directory: Path) -> Path | None:
