@@ -34,9 +34,10 @@ def usable_cpus() -> int:
 
 
 class SecondReader:
-    """A read-only connection to the index at PATH (set up by SETUP, as the index sets up its own)
-    and the one thread that uses it. SAME_DATABASE(connection) tells whether the connection opened
-    the database the index's own connection has open (a file replaced in between is another one)."""
+    """A read-only connection to the index at PATH (set up by SETUP, as the index sets up its own;
+    its statements wait up to TIMEOUT seconds for another process's lock) and the one thread that
+    uses it. SAME_DATABASE(connection) tells whether the connection opened the database the
+    index's own connection has open (a file replaced in between is another one)."""
 
     def __init__(self, path: Path, setup: Callable[[sqlite3.Connection], None],
                  same_database: Callable[[sqlite3.Connection], bool], timeout: float) -> None:
@@ -53,10 +54,12 @@ class SecondReader:
         cannot be used (it failed, or could not open the database the index has open)."""
         if self.failed:
             return None
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-lens-notes-rank")
-        future = self._pool.submit(self._run, work)
-        return future
+        try:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-lens-notes-rank")
+            return self._pool.submit(self._run, work)
+        except RuntimeError:  # the interpreter is shutting down: no new threads
+            return None
 
     def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         if self._con is None:

@@ -31,8 +31,8 @@ import time
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from memory_lens.core.discovery import Scope
