@@ -48,6 +48,7 @@ SCHEMA_VERSION = "3"
 log = logging.getLogger("memory_lens.notes")
 T = TypeVar("T")
 ENV_FTS = "MEMORY_LENS_NOTES_FTS"  # "0" forces the plain scan (for tests and troubleshooting)
+ENV_SPLIT = "MEMORY_LENS_NOTES_SPLIT"  # "0": broad searches ranked on one thread (`_in_halves`)
 _TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M* Cn'"
 
 
@@ -770,9 +771,9 @@ class NotesIndex:
         """WORK(connection, a condition on `fts.rowid`, its arguments) for the lower half of the
         rowids on this thread and for the upper half on the second reader's thread (`halves`),
         both at once: the two answers; None when there is no second reader to be had (an index in
-        memory, one CPU, a reader that failed) or another process changed the index meanwhile
-        (the halves could have seen two versions of it)."""
-        if self.db_path is None or _cpus() < 2:
+        memory, one CPU, a reader that failed, `$MEMORY_LENS_NOTES_SPLIT` set to `0`) or another
+        process changed the index meanwhile (the halves could have seen two versions of it)."""
+        if self.db_path is None or _cpus() < 2 or os.environ.get(ENV_SPLIT) == "0":
             return None
         if self._second is None:
             build = _build_id(self._con)
