@@ -3,10 +3,10 @@ matches beside the calling thread.
 
 FTS5's `bm25()` costs about 0.8 µs a match (it walks the match's positions and looks up its
 length), so a word found in all of 10,000 notes takes ~8 ms to rank. Exact BM25 needs every match
-scored; what can change is how many cores score them. SQLite releases Python's interpreter lock
-while a statement runs, so two connections to one database rank two rowid ranges at once: the
-calling thread ranks the lower half, this reader the upper half, and the index merges the two
-ordered halves. Scores are the same either way: `bm25()` takes its statistics (row count, average
+scored; what can change is how many cores score them. Python's `sqlite3` lets go of the
+interpreter lock while SQLite runs a statement, so two connections to one database rank two rowid
+ranges at once: the calling thread ranks the lower half, this reader the upper half, and the
+index merges the two ordered halves. Scores are the same either way: `bm25()` takes its statistics (row count, average
 length, how many rows hold each phrase) from the whole table, not from the rows a statement visits.
 
 The reader never writes. It is opened at its first use and closed with the index; a reader that
