@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from memory_lens.core import scan_worker
+from memory_lens.core.cpus import usable_cpus
 from memory_lens.core.scan_worker import GEMINI_IGNORE
 
 if TYPE_CHECKING:
@@ -263,8 +264,7 @@ def helper_count() -> int:
     on, at most MAX_HELPERS; none on Windows (where `selectors` cannot wait on pipes)."""
     if os.name == "nt":
         return 0
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(0, min(MAX_HELPERS, cores - 1))
+    return max(0, min(MAX_HELPERS, usable_cpus() - 1))
 
 
 def helper_command(names: frozenset[str]) -> tuple[list[str], str]:

@@ -15,7 +15,6 @@ fails is closed and not used again (the calling thread then ranks every match it
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -23,14 +22,6 @@ from typing import Callable, TypeVar
 
 log = logging.getLogger("memory_lens.notes")
 T = TypeVar("T")
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity, where the system tells)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 class SecondReader:

@@ -35,10 +35,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
+from memory_lens.core.cpus import usable_cpus
 from memory_lens.core.discovery import Scope
 from memory_lens.core.notes import fulltext
 from memory_lens.core.notes.disk import read_note_files
-from memory_lens.core.notes.halves import SecondReader, usable_cpus
+from memory_lens.core.notes.halves import SecondReader
 from memory_lens.core.notes.locations import Location
 from memory_lens.core.notes.model import Note, NoteError, tag_key
 from memory_lens.core.notes.naming import candidate_filenames, is_note_file

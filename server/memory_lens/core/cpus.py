@@ -1,0 +1,15 @@
+"""How many CPUs this process may use: what decides whether work is shared with helper processes
+(the scan) or a helper thread (a broad notes search)."""
+
+from __future__ import annotations
+
+import os
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity (a container's or `taskset`'s limit) where
+    the system tells, else every CPU of the machine."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity on macOS and Windows
+        return os.cpu_count() or 1
