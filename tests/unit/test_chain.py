@@ -152,6 +152,28 @@ def test_plan_chain_orders_general_to_specific(root: Path) -> None:
         (target / "GEMINI.md", Scope.PROJECT), (target / "AGENTS.md", Scope.PROJECT)]
 
 
+def test_project_roots_found_with_known_answers_equal_roots_found_alone(root: Path) -> None:
+    """`find_project_root` with a dict of answers (a pass over a tree) gives every directory the
+    root it gets alone, in any order, nested roots included, and asks each directory once."""
+    (root / "outer" / ".git").mkdir(parents=True)
+    (root / "outer" / "inner" / ".git").mkdir(parents=True)
+    dirs = [root / "outer" / "inner" / "a" / "b", root / "outer" / "x" / "y", root / "outer" / "inner",
+            root / "outer", root / "outer" / "x", root / "none" / "deep", root / "outer" / "inner" / "a"]
+    alone = [find_project_root(d) for d in dirs]
+    assert alone[0] == alone[2] == root / "outer" / "inner" and alone[1] == alone[3] == root / "outer"
+    for order in (dirs, dirs[::-1]):
+        asked: list[Path] = []
+
+        def is_root(d: Path) -> bool:
+            asked.append(d)
+            return (d / ".git").exists()
+
+        known: dict = {}
+        found = {d: find_project_root(d, is_root, known) for d in order}
+        assert [found[d] for d in dirs] == alone
+        assert len(asked) == len(set(asked))  # no directory asked twice
+
+
 def test_plans_made_from_their_parents_equal_plans_made_from_scratch(root: Path) -> None:
     """`chain_for_root` with a dict of plans (a pass over a tree) gives each directory the plan
     it gives alone, in any order: below the root, at the root, under and at the global

@@ -121,12 +121,26 @@ def has_marker(directory: Path, markers: tuple[str, ...] = (GIT_MARKER,)) -> boo
                if not os.path.isabs(m) and ".." not in m)
 
 
-def find_project_root(target_dir: Path, is_root: Callable[[Path], bool] = has_git_marker) -> Path | None:
-    """The nearest ancestor-or-self of TARGET_DIR holding a `.git` marker, else None."""
+def find_project_root(target_dir: Path, is_root: Callable[[Path], bool] = has_git_marker,
+                      known: dict[Path, Path | None] | None = None) -> Path | None:
+    """The nearest ancestor-or-self of TARGET_DIR holding a `.git` marker, else None.
+
+    KNOWN: answers already found with the same IS_ROOT (for one pass over many directories of a
+    tree, which share most of their ancestors): the walk up stops at the first directory it
+    holds, and the answer of every directory walked is added to it."""
+    walked: list[Path] = []
+    root: Path | None = None
     for directory in itertools.chain((target_dir,), target_dir.parents):  # lazily: most stop early
+        if known is not None and directory in known:
+            root = known[directory]
+            break
+        walked.append(directory)
         if is_root(directory):
-            return directory
-    return None
+            root = directory
+            break
+    if known is not None:
+        known.update((directory, root) for directory in walked)
+    return root
 
 
 def local_dirs(target_dir: Path, project_root: Path | None, global_dir: Path | None = None) -> list[Path]:

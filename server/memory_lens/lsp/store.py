@@ -320,29 +320,11 @@ class MemoryStore:
         return plan
 
     def _project_root(self, directory: Path, markers: tuple[str, ...]) -> Path | None:
-        """`find_project_root(DIRECTORY)` with MARKERS. In a pass, each directory's answer is
-        remembered, and a walk up stops at the first directory already answered: the files of a
-        large tree share most of their ancestors."""
+        """`find_project_root(DIRECTORY)` with MARKERS; in a pass, with the answers found so far
+        (the files of a large tree share most of their ancestors)."""
         memo = getattr(self._local, "memo", None)
-        if memo is None:
-            return find_project_root(directory, partial(has_marker, markers=markers))
-        walked: list[Path] = []
-        root: Path | None = None
-        current: Path | None = directory
-        while current is not None:
-            known = memo.get(("root", current, markers), memo)
-            if known is not memo:
-                root = known
-                break
-            walked.append(current)
-            if has_marker(current, markers):
-                root = current
-                break
-            parent = current.parent
-            current = parent if parent != current else None
-        for seen in walked:
-            memo["root", seen, markers] = root
-        return root
+        known = None if memo is None else memo.setdefault(("roots", markers), {})
+        return find_project_root(directory, partial(has_marker, markers=markers), known)
 
     def memory_for(self, directory: Path) -> Memory:
         """The effective memory for DIRECTORY (resolved, existing). Every candidate is read (one

@@ -644,14 +644,13 @@ class NotesIndex:
 
             def run() -> tuple[list[int], int]:
                 text = query.fts()
-                everywhere = not tags and set(scopes) == {loc.scope for loc in self.locations}
-                if everywhere and self._nothing_hidden():
-                    total = self._con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", [text]).fetchone()[0]
+                if self._everywhere(scopes, tags) and self._nothing_hidden():
+                    total = self._fts_count(text)
                 else:
                     total = self._count_matches(text, where, args)
                 ids = [r[0] for r in self._con.execute(
                     f"SELECT f.id FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{where} "
-                    f"ORDER BY {_ORDER} LIMIT ? OFFSET ?", [query.fts(), *args, limit, offset])]
+                    f"ORDER BY {_ORDER} LIMIT ? OFFSET ?", [text, *args, limit, offset])]
                 return ids, total
             return self._guard(run)
 
@@ -662,6 +661,14 @@ class NotesIndex:
         return (con or self._con).execute(
             f"SELECT count(*) FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{part[0]}{where}",
             [text, *part[1], *args]).fetchone()[0]
+
+    def _fts_count(self, text: str) -> int:
+        """How many rows of the FTS table match TEXT (an FTS5 query), visible notes or not."""
+        return self._con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", [text]).fetchone()[0]
+
+    def _everywhere(self, scopes: Sequence[Scope], tags: Sequence[str]) -> bool:
+        """SCOPES and TAGS filter nothing out: every scope of this index, no tag."""
+        return not tags and set(scopes) == {loc.scope for loc in self.locations}
 
     def _nothing_hidden(self) -> bool:
         """No note is hidden by another file of its name: then every FTS row is a visible note
@@ -714,10 +721,10 @@ class NotesIndex:
                 return [(i, key[0]) for i, key in scored[offset:offset + limit]], len(scored)
             where, args = self._filters(scopes, tags)
             text = query.fts()
-            everywhere = not tags and set(scopes) == {loc.scope for loc in self.locations}
+            everywhere = self._everywhere(scopes, tags)
 
             def run() -> tuple[list[tuple[int, float]], int]:
-                matches = self._con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", [text]).fetchone()[0]
+                matches = self._fts_count(text)
                 total = matches if everywhere and self._nothing_hidden() else None
                 if matches >= SPLIT_FROM and offset + limit <= SPLIT_PAGE_MAX:
                     answer = self._search_in_halves(text, where, args, offset, limit, total, everywhere)
