@@ -15,10 +15,11 @@ fails is closed and not used again (the calling thread then ranks every match it
 from __future__ import annotations
 
 import logging
-import sqlite3
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, TypeVar
+
+from memory_lens.core.sqlite_setup import sqlite3
 
 log = logging.getLogger("memory_lens.notes")
 T = TypeVar("T")

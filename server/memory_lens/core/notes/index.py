@@ -25,7 +25,6 @@ import hashlib
 import json
 import logging
 import os
-import sqlite3
 import threading
 import time
 import unicodedata
@@ -43,6 +42,7 @@ from memory_lens.core.notes.halves import SecondReader
 from memory_lens.core.notes.locations import Location
 from memory_lens.core.notes.model import Note, NoteError, tag_key
 from memory_lens.core.notes.naming import candidate_filenames, is_note_file
+from memory_lens.core.sqlite_setup import sqlite3
 from memory_lens.core.sqlite_wal import is_busy, use_wal
 
 SCHEMA_VERSION = "3"
