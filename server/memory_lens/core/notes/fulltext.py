@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
+from memory_lens.core.notes.unicode_marks import mark_ranges
+
 COLUMNS = ("name", "tags", "content")
 WEIGHTS = (4.0, 2.0, 1.0)
 K1, B = 1.2, 0.75
@@ -45,18 +47,8 @@ _PRIVATE_USE = "\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
 @lru_cache(maxsize=1)
 def _token_pattern() -> re.Pattern[str]:
     """Runs of letters, digits (Python's `[^\\W_]`), combining marks and private-use characters.
-    The mark ranges are read from this Python's Unicode tables once, on the first non-ASCII text."""
-    ranges: list[tuple[int, int]] = []
-    start = prev = -2
-    for cp in (*range(0x300, 0x1E950), *range(0xE0100, 0xE01F0)):
-        if unicodedata.category(chr(cp))[0] == "M":
-            if cp != prev + 1:
-                if start >= 0:
-                    ranges.append((start, prev))
-                start = cp
-            prev = cp
-    ranges.append((start, prev))
-    marks = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+    Built on the first non-ASCII text, with the marks of this Python's Unicode (`unicode_marks`)."""
+    marks = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in mark_ranges())
     return re.compile(f"(?:[^\\W_]|[{marks}{_PRIVATE_USE}])+")
 
 

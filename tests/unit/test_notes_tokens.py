@@ -1,0 +1,67 @@
+"""The search tokenizer's combining marks: the written table is what `unicodedata` says."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from memory_lens.core.notes import fulltext, unicode_marks
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_table_of_this_pythons_unicode_is_what_unicodedata_says() -> None:
+    version = unicodedata.unidata_version
+    if version not in unicode_marks.TABLES:
+        pytest.skip(f"no table for Unicode {version}: it is read from unicodedata")
+    assert unicode_marks.decode(unicode_marks.TABLES[version]) == unicode_marks.read_ranges()
+
+
+def test_every_table_is_sorted_and_within_the_spans() -> None:
+    assert unicode_marks.TABLES, "no table written"
+    for version, table in unicode_marks.TABLES.items():
+        ranges = unicode_marks.decode(table)
+        assert unicode_marks.encode(ranges) == " ".join(table.split()), version
+        assert all(a <= b for a, b in ranges), version
+        assert all(b + 1 < c for (_, b), (c, _) in zip(ranges, ranges[1:])), version
+        assert all(any(lo <= a and b < hi for lo, hi in unicode_marks.SPANS) for a, b in ranges), version
+
+
+def test_an_unknown_unicode_version_is_read_from_unicodedata(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(unicode_marks, "TABLES", {})
+    assert unicode_marks.mark_ranges() == unicode_marks.read_ranges()
+
+
+def test_marks_stay_inside_words() -> None:
+    # Devanagari vowel signs (Mc, Mn), a Hebrew point, an enclosing mark: all inside one token.
+    assert fulltext.tokenize("नमस्ते दुनिया") == ["नमस्ते", "दुनिया"]
+    assert fulltext.tokenize("שָׁלוֹם") == ["שָׁלוֹם"]
+    assert fulltext.tokenize("ж\u0488ж ж") == ["ж\u0488ж", "ж"]
+    assert fulltext.tokenize("Café naïve") == ["cafe", "naive"]
+
+
+def test_the_script_writes_the_table_it_reads(tmp_path: Path) -> None:
+    """scripts/unicode_marks.py rewrites only this Python's version, and the module still imports."""
+    module = ROOT / "server" / "memory_lens" / "core" / "notes" / "unicode_marks.py"
+    copy = tmp_path / "repo"
+    (copy / "scripts").mkdir(parents=True)
+    (copy / "scripts" / "unicode_marks.py").write_text((ROOT / "scripts" / "unicode_marks.py").read_text())
+    target = copy / "server" / "memory_lens" / "core" / "notes"
+    target.mkdir(parents=True)
+    for package in (copy / "server" / "memory_lens", copy / "server" / "memory_lens" / "core", target):
+        (package / "__init__.py").write_text("")
+    text = module.read_text(encoding="utf-8")
+    start = text.index("TABLES: dict[str, str] = {")
+    (target / "unicode_marks.py").write_text(text[:start] + "TABLES: dict[str, str] = {\n}\n"
+                                             + text[text.index("\n}\n", start) + 3:], encoding="utf-8")
+    done = subprocess.run([sys.executable, "scripts/unicode_marks.py"], cwd=copy, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    check = subprocess.run([sys.executable, "-c", "import unicodedata; from memory_lens.core.notes import "
+                            "unicode_marks as m; print(sorted(m.TABLES) == [unicodedata.unidata_version], "
+                            "m.mark_ranges() == m.read_ranges())"],
+                           cwd=copy / "server", capture_output=True, text=True)
+    assert check.stdout.split() == ["True", "True"], check.stderr
