@@ -386,11 +386,12 @@ def run(args: argparse.Namespace) -> dict:
     from timing import calibrate, noise_summary
 
     from memory_lens.core.notes.index import fts5_available
+    from memory_lens.core.sqlite_setup import MEMSTATUS_OFF
 
     started = time.perf_counter()
     step = lambda name: print(f"[{time.perf_counter() - started:6.1f} s] {name}", file=sys.stderr, flush=True)  # noqa: E731
     noise_start = calibrate()
-    results: dict = {"notes": args.notes, "fts5": fts5_available()}
+    results: dict = {"notes": args.notes, "fts5": fts5_available(), "sqlite_memstatus_off": MEMSTATUS_OFF}
     with tempfile.TemporaryDirectory(prefix="memory-lens-notes-bench-") as tmp:
         step("generate")
         generated = time.perf_counter()
