@@ -20,28 +20,20 @@ from memory_lens.core.notes import unicode_marks  # noqa: E402
 
 def main() -> None:
     version = unicodedata.unidata_version
-    table = unicode_marks.encode(unicode_marks.read_ranges())
-    tables = {v: t for v, t in unicode_marks.TABLES.items() if v != version}
-    same_as = {v: o for v, o in unicode_marks.SAME_AS.items() if v != version and o != version}
-    same = next((v for v, t in tables.items() if t == table), None)
-    if same is None:
-        tables[version] = table
-    else:  # written once, under the version that has it already
-        same_as[version] = same
-    order = lambda v: tuple(int(p) for p in v.split("."))  # noqa: E731
-    lines = []
-    for v in sorted(tables, key=order):
+    full = unicode_marks.versions()
+    full[version] = unicode_marks.read_ranges()
+    lines, before = [], []
+    for v in sorted(full, key=lambda v: tuple(int(p) for p in v.split("."))):
+        changes = unicode_marks.encode(before, full[v])
+        chunks = textwrap.wrap(changes, 92, break_on_hyphens=False) or [""]
         lines.append(f'    "{v}": (')
-        for chunk in textwrap.wrap(tables[v], 92, break_on_hyphens=False):
-            lines.append(f'        "{chunk} "')
+        lines += [f'        "{chunk} "' for chunk in chunks]
         lines[-1] = lines[-1][:-2] + '"'
         lines.append("    ),")
-    text = MODULE.read_text(encoding="utf-8")
-    text = _replace(text, "TABLES", lines)
-    text = _replace(text, "SAME_AS", [f'    "{v}": "{o}",' for v, o in sorted(same_as.items(), key=lambda i: order(i[0]))])
+        before = full[v]
+    text = _replace(MODULE.read_text(encoding="utf-8"), "TABLES", lines)
     MODULE.write_text(text, encoding="utf-8")
-    where = f"the same as {same}'s" if same else "written"
-    print(f"Unicode {version}: {len(unicode_marks.read_ranges())} ranges, {where}, in {MODULE}")
+    print(f"Unicode {version}: {len(full[version])} ranges written to {MODULE}")
 
 
 def _replace(text: str, name: str, lines: list[str]) -> str:

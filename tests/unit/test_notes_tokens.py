@@ -16,29 +16,41 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_table_of_this_pythons_unicode_is_what_unicodedata_says() -> None:
     version = unicodedata.unidata_version
-    written = unicode_marks.SAME_AS.get(version, version)
-    if written not in unicode_marks.TABLES:
+    if version not in unicode_marks.TABLES:
         pytest.skip(f"no table for Unicode {version}: it is read from unicodedata")
-    assert unicode_marks.decode(unicode_marks.TABLES[written]) == unicode_marks.read_ranges()
+    assert unicode_marks.versions()[version] == unicode_marks.read_ranges()
     assert unicode_marks.mark_ranges() == unicode_marks.read_ranges()
 
 
-def test_every_table_is_sorted_and_within_the_spans() -> None:
-    assert unicode_marks.TABLES, "no table written"
-    for version, table in unicode_marks.TABLES.items():
-        ranges = unicode_marks.decode(table)
-        assert unicode_marks.encode(ranges) == " ".join(table.split()), version
+def test_every_version_is_sorted_disjoint_within_the_spans_and_written_as_its_changes() -> None:
+    assert list(unicode_marks.TABLES) == sorted(unicode_marks.TABLES, key=lambda v: tuple(map(int, v.split("."))))
+    before: list[tuple[int, int]] = []
+    for version, ranges in unicode_marks.versions().items():
+        assert ranges, version
         assert all(a <= b for a, b in ranges), version
         assert all(b + 1 < c for (_, b), (c, _) in zip(ranges, ranges[1:])), version
         assert all(any(lo <= a and b < hi for lo, hi in unicode_marks.SPANS) for a, b in ranges), version
-    assert all(other in unicode_marks.TABLES and version not in unicode_marks.TABLES
-               for version, other in unicode_marks.SAME_AS.items())
+        # No change is written that does nothing: each drop was there, each addition was not.
+        assert " ".join(unicode_marks.TABLES[version].split()) == unicode_marks.encode(before, ranges), version
+        before = ranges
 
 
 def test_an_unknown_unicode_version_is_read_from_unicodedata(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(unicode_marks, "TABLES", {})
-    monkeypatch.setattr(unicode_marks, "SAME_AS", {})
     assert unicode_marks.mark_ranges() == unicode_marks.read_ranges()
+
+
+def test_changes_are_applied_in_order() -> None:
+    tables = {"1.0.0": "300-302 305", "2.0.0": "-300-302 300-303 310", "3.0.0": "-305"}
+    saved = unicode_marks.TABLES
+    try:
+        unicode_marks.TABLES = tables
+        assert unicode_marks.versions() == {"1.0.0": [(0x300, 0x302), (0x305, 0x305)],
+                                            "2.0.0": [(0x300, 0x303), (0x305, 0x305), (0x310, 0x310)],
+                                            "3.0.0": [(0x300, 0x303), (0x310, 0x310)]}
+    finally:
+        unicode_marks.TABLES = saved
+    assert unicode_marks.encode([(0x300, 0x302), (0x305, 0x305)], [(0x300, 0x303), (0x305, 0x305)]) == "-300-302 300-303"
 
 
 def test_marks_stay_inside_words() -> None:
@@ -60,14 +72,13 @@ def test_the_script_writes_the_table_it_reads(tmp_path: Path) -> None:
     for package in (copy / "server" / "memory_lens", copy / "server" / "memory_lens" / "core", target):
         (package / "__init__.py").write_text("")
     text = module.read_text(encoding="utf-8")
-    for name in ("TABLES", "SAME_AS"):  # both emptied: the script writes this version's table back
-        start = text.index(f"{name}: dict[str, str] = {{")
-        text = text[:start] + f"{name}: dict[str, str] = {{\n}}\n" + text[text.index("\n}\n", start) + 3:]
+    start = text.index("TABLES: dict[str, str] = {")  # emptied: the script writes this version's back
+    text = text[:start] + "TABLES: dict[str, str] = {\n}\n" + text[text.index("\n}\n", start) + 3:]
     (target / "unicode_marks.py").write_text(text, encoding="utf-8")
     done = subprocess.run([sys.executable, "scripts/unicode_marks.py"], cwd=copy, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     check = subprocess.run([sys.executable, "-c", "import unicodedata; from memory_lens.core.notes import "
                             "unicode_marks as m; print(sorted(m.TABLES) == [unicodedata.unidata_version], "
-                            "m.mark_ranges() == m.read_ranges(), m.SAME_AS == {})"],
+                            "m.mark_ranges() == m.read_ranges())"],
                            cwd=copy / "server", capture_output=True, text=True)
-    assert check.stdout.split() == ["True", "True", "True"], check.stderr
+    assert check.stdout.split() == ["True", "True"], check.stderr
