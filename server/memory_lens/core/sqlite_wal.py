@@ -1,5 +1,5 @@
-"""SQLite databases that several processes open at once: the switch to write-ahead logging, and
-telling a busy database from a damaged one."""
+"""SQLite databases that several processes open at once: the switch to write-ahead logging,
+telling a busy database from a damaged one, and closing a connection that may be broken."""
 
 from __future__ import annotations
 
@@ -17,6 +17,15 @@ def is_busy(err: sqlite3.Error) -> bool:
         return code & 0xFF in (_BUSY, _LOCKED)
     text = str(err)
     return "locked" in text or "busy" in text
+
+
+def close_quietly(con: sqlite3.Connection | None) -> None:
+    """Close CON (if any), ignoring SQLite's errors: it is being given up, broken or not."""
+    if con is not None:
+        try:
+            con.close()
+        except sqlite3.Error:
+            pass
 
 
 def use_wal(con: sqlite3.Connection, patience: float) -> None:

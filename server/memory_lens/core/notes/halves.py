@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from memory_lens.core.sqlite_setup import sqlite3
+from memory_lens.core.sqlite_wal import close_quietly
 
 log = logging.getLogger("memory_lens.notes")
 T = TypeVar("T")
@@ -80,8 +81,4 @@ class SecondReader:
         if pool is not None:
             pool.shutdown(wait=True)
         con, self._con = self._con, None
-        if con is not None:
-            try:
-                con.close()
-            except sqlite3.Error:
-                pass
+        close_quietly(con)

@@ -43,7 +43,7 @@ from memory_lens.core.notes.locations import Location
 from memory_lens.core.notes.model import Note, NoteError, tag_key
 from memory_lens.core.notes.naming import candidate_filenames, is_note_file
 from memory_lens.core.sqlite_setup import sqlite3
-from memory_lens.core.sqlite_wal import is_busy, use_wal
+from memory_lens.core.sqlite_wal import close_quietly, is_busy, use_wal
 
 SCHEMA_VERSION = "3"
 log = logging.getLogger("memory_lens.notes")
@@ -193,9 +193,9 @@ class NotesIndex:
                     if is_busy(err):  # another process held it all this time: its index, not a bad one
                         log.warning("notes: the search index %s stayed locked (%s): indexing in memory",
                                     self.db_path, err)
-                        _close(con)
+                        close_quietly(con)
                         break
-                _close(con)
+                close_quietly(con)
                 _remove_db(self.db_path)  # corrupt, or another schema: rebuild from the files
         self.db_path = None
         con = self._connect(":memory:")
@@ -278,10 +278,7 @@ class NotesIndex:
         with self._lock:
             self._closed = True
             self._close_second()
-            try:
-                self._con.close()
-            except sqlite3.Error:
-                pass
+            close_quietly(self._con)
 
     # The background refresh ------------------------------------------------------------------
 
@@ -381,10 +378,7 @@ class NotesIndex:
 
     def _rebuild(self) -> None:
         self._close_second()
-        try:
-            self._con.close()
-        except sqlite3.Error:
-            pass
+        close_quietly(self._con)
         if self.db_path is not None:
             _remove_db(self.db_path)
         self._dirs.clear()
@@ -673,6 +667,7 @@ class NotesIndex:
     def _nothing_hidden(self) -> bool:
         """No note is hidden by another file of its name: then every FTS row is a visible note
         (files that are not notes have none), and FTS5 counts the matches of both scopes alone."""
+        # `shadow=1`, with the condition of the partial index `files_problems` so that SQLite uses it.
         return self._con.execute(
             "SELECT 1 FROM files WHERE (error IS NOT NULL OR shadow=1) AND shadow=1 LIMIT 1").fetchone() is None
 
@@ -893,14 +888,6 @@ def _ahead(need: int) -> int:
 @lru_cache(maxsize=1)
 def _cpus() -> int:
     return usable_cpus()
-
-
-def _close(con: sqlite3.Connection | None) -> None:
-    if con is not None:
-        try:
-            con.close()
-        except sqlite3.Error:
-            pass
 
 
 def _tune(con: sqlite3.Connection) -> None:
