@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn, Sequence
 
+from memory_lens.cli_errors import EXIT_FAIL, EXIT_OK, EXIT_USAGE, PROG, Failure, UsageError
 from memory_lens.startup import collector_paused
 
 with collector_paused():  # the imports below allocate only long-lived objects (memory_lens/startup.py)
@@ -39,18 +40,6 @@ with collector_paused():  # the imports below allocate only long-lived objects (
     from memory_lens.core.settings import Settings, SettingsError, resolve_settings
     from memory_lens.core.writer import MemoryFileError
     from memory_lens.terminal_progress import terminal_progress
-
-PROG = "memory-lens"
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    """Bad command-line usage (exit 2)."""
-
-
-class Failure(Exception):
-    """The command could not do what was asked (exit 1)."""
-
 
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors that say where to look."""

@@ -29,10 +29,10 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from memory_lens.cli_errors import PROG, Failure, UsageError
+
 if TYPE_CHECKING:
     from memory_lens.core.notes import NotesStore, Page
-
-PROG = "memory-lens"
 
 
 def notes_options() -> argparse.ArgumentParser:
@@ -157,7 +157,6 @@ def add_mcp_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_mcp(args: argparse.Namespace, settings: Any) -> int:
     """Serve MCP on stdio for the project of --dir."""
-    from memory_lens.cli import Failure, UsageError
     from memory_lens.core.discovery import TargetError, resolve_target
     from memory_lens.core.notes import NoteInvalidError, resolve_notes_settings
 
@@ -223,7 +222,6 @@ class _Out:
 
 def open_store(args: argparse.Namespace, freshness: float = 0.0) -> NotesStore:
     """The store for the command's --dir, --layout and --notes-dir."""
-    from memory_lens.cli import Failure, UsageError
     from memory_lens.core.discovery import TargetError, resolve_target
     from memory_lens.core.notes import NoteInvalidError, NotesStore, resolve_notes_settings
 
@@ -240,7 +238,6 @@ def open_store(args: argparse.Namespace, freshness: float = 0.0) -> NotesStore:
 
 
 def cmd_notes(args: argparse.Namespace) -> int:
-    from memory_lens.cli import Failure
     from memory_lens.core.notes import NoteError
 
     out = _Out(args.format)
@@ -255,7 +252,6 @@ def cmd_notes(args: argparse.Namespace) -> int:
 
 
 def _content(args: argparse.Namespace, required: bool) -> str | None:
-    from memory_lens.cli import Failure, UsageError
 
     if args.content is not None and args.file is not None:
         raise UsageError(f"{PROG}: error: give the content either as CONTENT or with --file, not both")
@@ -273,7 +269,6 @@ def _content(args: argparse.Namespace, required: bool) -> str | None:
 
 
 def _decode(data: bytes, where: str) -> str:
-    from memory_lens.cli import Failure
 
     try:
         text = data.decode("utf-8")
@@ -353,7 +348,6 @@ def run_search(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
 
 
 def run_edit(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
-    from memory_lens.cli import UsageError
 
     if args.no_tags and args.tag:
         raise UsageError(f"{PROG}: error: give --tag or --no-tags, not both")
@@ -383,7 +377,6 @@ def run_edit(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
 def _edit_in_editor(note: Any) -> tuple[str, list[str] | None] | None:
     """Open NOTE as a Markdown document in $VISUAL or $EDITOR; (content, tags) when it was
     changed, None when it was not."""
-    from memory_lens.cli import Failure
     from memory_lens.core.notes import document
 
     editor = os.environ.get("VISUAL", "").strip() or os.environ.get("EDITOR", "").strip()
@@ -467,7 +460,6 @@ def run_restore(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
 
 
 def run_export(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
-    from memory_lens.cli import Failure
     from memory_lens.core.notes import transfer
     from memory_lens.core.writer import atomic_write
 
@@ -487,7 +479,6 @@ def run_export(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
 
 
 def run_import(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
-    from memory_lens.cli import Failure
     from memory_lens.core.notes import transfer
 
     try:
