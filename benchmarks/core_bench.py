@@ -210,7 +210,7 @@ def bench_effective_inprocess(root: Path, manifest: dict, settings: Settings, pa
     sample files have a kept answer after the passes (all of them on an unchanging tree)."""
     from memory_lens.lsp.convert import path_to_uri
     from memory_lens.lsp.effective import answers, effective_result
-    from memory_lens.lsp.server import build_server
+    from memory_lens.lsp.app import build_server
 
     server = build_server(settings)
     uris = [path_to_uri(root / p) for p in manifest["sample_files"]]

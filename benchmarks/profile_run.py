@@ -75,7 +75,7 @@ def profile_all(size: str, out_dir: Path, top: int) -> list[Path]:
     from memory_lens.lsp import diagnostics
     from memory_lens.lsp.convert import path_to_uri
     from memory_lens.lsp.effective import effective_result
-    from memory_lens.lsp.server import build_server
+    from memory_lens.lsp.app import build_server
     from memory_lens.lsp.store import MemoryStore
 
     root, manifest = ensure_tree(size)
@@ -113,7 +113,7 @@ def profile_all(size: str, out_dir: Path, top: int) -> list[Path]:
     seconds, body = _profiled(lambda: MemoryStore(settings).scan([root]), top)
     write("scan.txt", "workspace index (the scan), main process", seconds, body)
 
-    imports = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memory_lens.lsp.server"],
+    imports = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memory_lens.lsp.app"],
                              stderr=subprocess.PIPE, text=True, check=True).stderr.splitlines()
     rows = []
     for line in imports:

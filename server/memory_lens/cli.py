@@ -405,7 +405,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     with collector_paused():
-        from memory_lens.lsp.server import run_stdio
+        from memory_lens.lsp.app import run_stdio
 
     settings = _settings(args)
     if args.follow_outside_links:  # the opt-in for every write of this server (docs/security.md)

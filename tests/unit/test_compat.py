@@ -17,7 +17,8 @@ from pygls.exceptions import JsonRpcInvalidRequest
 
 from memory_lens.core.settings import Settings
 from memory_lens.lsp import compat
-from memory_lens.lsp.server import MemoryLensServer, build_server
+from memory_lens.lsp.app import build_server
+from memory_lens.lsp.server import MemoryLensServer
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

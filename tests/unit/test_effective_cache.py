@@ -23,7 +23,7 @@ from memory_lens.lsp import effective_cache
 from memory_lens.lsp.convert import path_to_uri
 from memory_lens.lsp.effective import answers, effective_result
 from memory_lens.lsp.effective_cache import COARSE_SETTLE_NS, SETTLE_NS, lexically_inside, settled
-from memory_lens.lsp.server import build_server
+from memory_lens.lsp.app import build_server
 
 
 @dataclass

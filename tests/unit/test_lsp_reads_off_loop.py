@@ -14,7 +14,8 @@ from lsprotocol import types
 
 from memory_lens.core.settings import Settings
 from memory_lens.lsp.convert import path_to_uri
-from memory_lens.lsp.server import MemoryLensServer, build_server
+from memory_lens.lsp.app import build_server
+from memory_lens.lsp.server import MemoryLensServer
 
 
 def initialized_server(folder: Path, global_dir: Path) -> MemoryLensServer:

@@ -12,7 +12,8 @@ import pytest
 
 from memory_lens.core.settings import Settings
 from memory_lens.lsp import notify
-from memory_lens.lsp.server import MemoryLensServer, build_server
+from memory_lens.lsp.app import build_server
+from memory_lens.lsp.server import MemoryLensServer
 
 TIMEOUT = 10.0
 

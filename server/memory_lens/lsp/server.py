@@ -1,16 +1,16 @@
-"""The Memory Lens language server: its state, and the one place where features are wired.
+"""The Memory Lens language server's state (`MemoryLensServer`) and protocol.
 
-Each feature lives in its own module with a `register(server)` function; `build_server` calls
-them all. Importing a feature module registers nothing.
+Each feature lives in its own module with a `register(server)` function; `app.build_server`
+makes the server and calls them all. Importing a feature module registers nothing. This module
+imports no feature: they import it, for the server's type.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable, Protocol
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -29,10 +29,6 @@ from memory_lens.lsp.config import ServerConfig, parse_config, to_settings
 from memory_lens.lsp.convert import plain_params_converter, uri_to_path
 from memory_lens.lsp.protocol import SERVER_NAME
 from memory_lens.lsp.store import MemoryStore
-
-if TYPE_CHECKING:
-    from memory_lens.lsp.live import LiveEngine
-    from memory_lens.lsp.watch import Watcher
 
 log = logging.getLogger("memory_lens.lsp")
 
@@ -61,12 +57,32 @@ class MemoryLensProtocol(LanguageServerProtocol):
             raise
 
 
+class LiveChecks(Protocol):
+    """What the features ask of the live engine (`live.LiveEngine`): rescans and rechecks."""
+
+    @property
+    def busy(self) -> bool: ...
+    def request_full(self) -> None: ...
+    def request_paths(self, paths: set[Path]) -> None: ...
+    async def idle(self) -> None: ...
+    def on_applied(self, callback: Callable[[], None]) -> None: ...
+
+
+class FileWatching(Protocol):
+    """What the features ask of the watcher (`watch.Watcher`)."""
+
+    async def start(self) -> None: ...
+    async def on_config_change(self) -> None: ...
+    def stop(self) -> None: ...
+    def on_client_change(self, paths: set[Path]) -> None: ...
+
+
 class MemoryLensServer(LanguageServer):
-    """Server state: configuration, the memory store, open documents. `build_server` adds the
+    """Server state: configuration, the memory store, open documents. `app.build_server` adds the
     live engine (`live`, lsp/live.py) and the watcher (`watcher`, lsp/watch.py)."""
 
-    live: LiveEngine
-    watcher: Watcher
+    live: LiveChecks
+    watcher: FileWatching
 
     def __init__(self, base_settings: Settings, debug: bool = False) -> None:
         super().__init__(SERVER_NAME, __version__,
@@ -217,67 +233,3 @@ class MemoryLensServer(LanguageServer):
             return self.workspace.position_encoding
         except RuntimeError:
             return types.PositionEncodingKind.Utf16
-
-
-def build_server(settings: Settings, debug: bool = False) -> MemoryLensServer:
-    """A server with every feature registered."""
-    from memory_lens.lsp import (
-        code_actions,
-        code_lens,
-        commands,
-        completion,
-        definition,
-        documents,
-        effective,
-        hover,
-        lifecycle,
-        links,
-        notes,
-        symbols,
-        watch,
-    )
-
-    from memory_lens.lsp.live import LiveEngine
-    from memory_lens.lsp.watch import Watcher
-
-    server = MemoryLensServer(settings, debug)
-    server.live = LiveEngine(server)
-    server.watcher = Watcher(server)
-    for feature in (lifecycle, documents, watch, effective, commands, notes, code_actions, hover, code_lens, symbols,
-                    links, definition, completion):
-        feature.register(server)
-    return server
-
-
-class _QuietExpectedErrors(logging.Filter):
-    """Drop pygls's tracebacks for errors we answer on purpose (bad params, failed requests):
-    the client gets them as JSON-RPC errors already."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        from pygls.exceptions import JsonRpcException, JsonRpcInternalError
-
-        if isinstance(exc, JsonRpcException) and not isinstance(exc, JsonRpcInternalError):
-            return False
-        if not record.name.startswith("pygls"):
-            return True
-        message = record.getMessage()
-        if message.startswith("Unable to deserialize message") and "ClassValidationError" in message:
-            return False  # params of the wrong shape: answered with InvalidParams (see MemoryLensProtocol)
-        return "Invalid Params" not in message
-
-
-def run_stdio(settings: Settings, debug: bool = False) -> None:
-    """Serve LSP on stdin/stdout until the client exits. Logs go to stderr only."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("memory-lens: %(levelname)s: %(message)s"))
-    if not debug:
-        handler.addFilter(_QuietExpectedErrors())
-    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[handler])
-    logging.getLogger("pygls").setLevel(logging.DEBUG if debug else logging.WARNING)
-    from memory_lens.lsp.stdio import serve_stdio
-    from memory_lens.startup import collector_paused
-
-    with collector_paused():  # building the server allocates only long-lived objects
-        server = build_server(settings, debug)
-    serve_stdio(server)
