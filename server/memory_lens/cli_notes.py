@@ -252,7 +252,6 @@ def cmd_notes(args: argparse.Namespace) -> int:
 
 
 def _content(args: argparse.Namespace, required: bool) -> str | None:
-
     if args.content is not None and args.file is not None:
         raise UsageError(f"{PROG}: error: give the content either as CONTENT or with --file, not both")
     if args.file is not None:
@@ -269,7 +268,6 @@ def _content(args: argparse.Namespace, required: bool) -> str | None:
 
 
 def _decode(data: bytes, where: str) -> str:
-
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -348,7 +346,6 @@ def run_search(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
 
 
 def run_edit(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
-
     if args.no_tags and args.tag:
         raise UsageError(f"{PROG}: error: give --tag or --no-tags, not both")
     content = _content(args, required=False)
