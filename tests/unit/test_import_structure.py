@@ -5,7 +5,10 @@ round a longer circle, and the core imports neither the LSP libraries nor the MC
 from __future__ import annotations
 
 import ast
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
+
+import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "memory_lens"
 
@@ -52,59 +55,15 @@ def _graph() -> dict[str, set[str]]:
     return graph
 
 
-def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, targets = work[-1]
-            for target in targets:
-                if target not in index:
-                    index[target] = low[target] = len(index)
-                    stack.append(target)
-                    on_stack.add(target)
-                    work.append((target, iter(sorted(graph[target]))))
-                    break
-                if target in on_stack:
-                    low[node] = min(low[node], index[target])
-            else:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    component = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        component.append(member)
-                        if member == node:
-                            break
-                    if len(component) > 1:
-                        found.append(sorted(component))
-    return found
-
-
 def test_no_module_imports_another_that_imports_it_back() -> None:
     graph = _graph()
     assert {"memory_lens.cli", "memory_lens.lsp.app", "memory_lens.lsp.server", "memory_lens.core.notes.index"} <= set(graph)
     assert "memory_lens.lsp.server" in graph["memory_lens.lsp.hover"]  # type-only imports count
     assert "memory_lens.lsp.hover" in graph["memory_lens.lsp.app"]  # imports inside functions count
-    assert _circles(graph) == []
-
-
-def test_the_circle_finder_finds_circles() -> None:
-    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e", "d"}, "f": {"g"}, "g": {"f"}}
-    assert sorted(_circles(graph)) == [["a", "b", "c"], ["f", "g"]]
+    try:
+        TopologicalSorter(graph).prepare()
+    except CycleError as err:
+        pytest.fail("an import circle: " + " -> ".join(err.args[1]))
 
 
 def test_the_core_imports_no_lsp_library_nor_the_mcp_sdk() -> None:

@@ -8,7 +8,7 @@ import logging
 import sys
 
 from memory_lens.core.settings import Settings
-from memory_lens.lsp.server import MemoryLensServer
+from memory_lens.lsp.server import MemoryLensServer, answered_on_purpose
 
 
 def build_server(settings: Settings, debug: bool = False) -> MemoryLensServer:
@@ -45,10 +45,7 @@ class _QuietExpectedErrors(logging.Filter):
     the client gets them as JSON-RPC errors already."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        from pygls.exceptions import JsonRpcException, JsonRpcInternalError
-
-        if isinstance(exc, JsonRpcException) and not isinstance(exc, JsonRpcInternalError):
+        if answered_on_purpose(record.exc_info[1] if record.exc_info else None):
             return False
         if not record.name.startswith("pygls"):
             return True

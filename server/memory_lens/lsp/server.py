@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument
@@ -31,6 +31,12 @@ from memory_lens.lsp.protocol import SERVER_NAME
 from memory_lens.lsp.store import MemoryStore
 
 log = logging.getLogger("memory_lens.lsp")
+
+
+def answered_on_purpose(error: BaseException | None) -> bool:
+    """ERROR is a JSON-RPC error the server answers on purpose (bad params, a failed request),
+    not a failure inside it (`JsonRpcInternalError`)."""
+    return isinstance(error, JsonRpcException) and not isinstance(error, JsonRpcInternalError)
 
 
 class OpenDoc:
@@ -121,10 +127,7 @@ class MemoryLensServer(LanguageServer):
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Errors go to the log, not to pop-ups: request errors already reach the client."""
-        from pygls.exceptions import JsonRpcException, JsonRpcInternalError
-
-        expected = isinstance(error, JsonRpcException) and not isinstance(error, JsonRpcInternalError)
-        log.log(logging.DEBUG if expected else logging.ERROR, "%s", error)
+        log.log(logging.DEBUG if answered_on_purpose(error) else logging.ERROR, "%s", error)
 
     # Settings ----------------------------------------------------------------------------------
 
