@@ -6,10 +6,14 @@
 - build: a cold full build of the search index (an empty index directory) from the note files;
   the same with the plain scan (no FTS5); reopening an existing index in a new process and
   answering one search (what each `memory-lens notes search` pays)
+- shortlists: what the servers' background thread does first on a new index: build the
+  shortlist of every broad term (`core/notes/shortlists.py`), time, terms and rows
 - search: `search` (first page, BM25) for words of every frequency, prefixes, phrases, OR,
   a tag filter and one scope, warm, p50/p99; in the long-running mode of the language server
   and the MCP server (a background thread lists the directories again every second; a request
-  lists only a directory that changed) and in the CLI's mode (every call lists the directories)
+  lists only a directory that changed; the shortlists built), in the CLI's mode (every call
+  lists the directories) and, as the baseline, the server's without shortlists (every broad
+  search ranks all its matches: `server_full_ranking`)
 - list_by_tag: `list --tag T` (first page) for every tag, warm, p50/p99, both modes
 - pull: 100 note files replaced on disk as `git pull` replaces them (a new file renamed over the
   old one), then the index brought in step (`sync`) and the first search after it; also a pull
@@ -253,27 +257,54 @@ class Bench:
             times.append(timed(once)[0])
         return {"ms": ms(median(times)), "runs_ms": spread([t * 1000 for t in times]), "query": word}
 
-    def modes(self):
+    def shortlists(self) -> dict:
+        """The first round of the servers' background thread on a new index: every broad term's
+        shortlist built (`core/notes/shortlists.py`), while requests are answered meanwhile."""
+        from timing import ms
+
+        store = self.store(1.0)
+        store.index.sync(force=True)
+        seconds, cpu, built = timed_cpu(store.index.prepare_shortlists)
+        con = store.index._con
+        rows = con.execute("SELECT count(*) FROM short_rows").fetchone()[0]
+        unrankable = con.execute("SELECT count(*) FROM short_terms WHERE size < 0").fetchone()[0]
+        store.close()
+        return {"ms": ms(seconds), "cpu_ms": ms(cpu), "terms": built, "rows": rows, "unrankable": unrankable}
+
+    def modes(self, full_ranking: bool = False):
         """(mode name, warm store): the long-running processes' (freshness 1 s and the background
-        refresh running, as `memory-lens serve` and `memory-lens mcp` run it) and the CLI's."""
-        for mode, freshness in (("server", 1.0), ("cli", 0.0)):
-            store = self.store(freshness)
-            store.index.sync(force=True)
-            if freshness:
-                store.index.start_refresh()
-            store.search("warm")  # not counted: the first query compiles statements
-            yield mode, store
-            store.close()
+        refresh running, as `memory-lens serve` and `memory-lens mcp` run it, its shortlists
+        built) and the CLI's (using the shortlists a server built). FULL_RANKING: also the
+        server's without shortlists (every broad search ranks every match), the baseline."""
+        from memory_lens.core.notes.index import ENV_SHORTLISTS
+
+        plan = [("server", 1.0), ("cli", 0.0)] + ([("server_full_ranking", 1.0)] if full_ranking else [])
+        for mode, freshness in plan:
+            if mode == "server_full_ranking":
+                os.environ[ENV_SHORTLISTS] = "0"
+            try:
+                store = self.store(freshness)
+                store.index.sync(force=True)
+                if freshness:
+                    store.index.start_refresh()
+                    store.index.prepare_shortlists()  # what its first background round does
+                store.search("warm")  # not counted: the first query compiles statements
+                yield mode, store
+                store.close()
+            finally:
+                os.environ.pop(ENV_SHORTLISTS, None)
 
     def search(self, passes: int) -> dict:
         plan = queries(self.notes, self.rng)
         out: dict = {"queries": len(plan), "examples": [q for q, _ in plan[::6]]}
-        for mode, store in self.modes():
+        for mode, store in self.modes(full_ranking=True):
             hits = [store.search(q, **o).total for q, o in plan]
             out["matches"] = {"min": min(hits), "median": sorted(hits)[len(hits) // 2], "max": max(hits)}
             calls = [lambda q=q, o=o: store.search(q, **o) for q, o in plan]
+            before = store.index.shortlisted
             times = timed_calls(calls, passes)
             out[mode] = distribution(times)
+            out[mode]["from_shortlists"] = store.index.shortlisted - before
             # Broad queries (a word in more than a tenth of all notes: BM25 scores every match)
             # apart from selective ones, the searches people mostly type.
             broad = [i for i, n in enumerate(hits) if n > len(self.notes) / 10]
@@ -404,6 +435,8 @@ def run(args: argparse.Namespace) -> dict:
         results["build"]["cpu_ms"] = results["build"].pop("cpu_ms")
         results["build"]["plain_scan_cold_ms"] = bench.cold_build(1, fts=False)["ms"]
         results["build"]["reopen_and_search"] = bench.reopen_search(args.runs)
+        step("shortlists")
+        results["shortlists"] = bench.shortlists()
         step("search")
         results["search"] = bench.search(args.passes)
         results["search"]["plain_scan"] = bench.search_plain(1)

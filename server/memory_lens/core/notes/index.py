@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from memory_lens.core.cpus import usable_cpus
 from memory_lens.core.discovery import Scope
-from memory_lens.core.notes import fulltext
+from memory_lens.core.notes import fulltext, shortlists
 from memory_lens.core.notes.disk import read_note_files
 from memory_lens.core.notes.halves import SecondReader
 from memory_lens.core.notes.locations import Location
@@ -45,11 +45,12 @@ from memory_lens.core.notes.naming import candidate_filenames, is_note_file
 from memory_lens.core.sqlite_setup import sqlite3
 from memory_lens.core.sqlite_wal import close_quietly, is_busy, use_wal
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 log = logging.getLogger("memory_lens.notes")
 T = TypeVar("T")
 ENV_FTS = "MEMORY_LENS_NOTES_FTS"  # "0" forces the plain scan (for tests and troubleshooting)
 ENV_SPLIT = "MEMORY_LENS_NOTES_SPLIT"  # "0": broad searches ranked on one thread (`_in_halves`)
+ENV_SHORTLISTS = "MEMORY_LENS_NOTES_SHORTLISTS"  # "0": no shortlists used or built (`shortlists`)
 _TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M* Cn'"
 
 
@@ -137,6 +138,9 @@ _BEST_SQL = _BEST_SQL_PART.format(part="")
 _RANKED_SQL = (f"SELECT f.id, bm25(fts, {_WEIGHTS}) AS score, CASE f.scope WHEN 'project' THEN 0 ELSE 1 END, "
                f"f.name_key, f.name FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{{part}}{{where}} "
                f"ORDER BY score, {_ORDER} LIMIT ? OFFSET ?")
+# The background thread looks for broad terms without a shortlist at most this often (and only
+# when the notes changed since): listing the FTS vocabulary reads the whole index (`shortlists`).
+SHORTLIST_DISCOVERY_SECONDS = 60.0
 _BUSY_SECONDS = 15.0  # how long a statement waits for another process's lock on the index
 REFRESH_GIVE_WAY_MAX = 0.5  # seconds a background listing waits for requests, at most, per round
 
@@ -164,6 +168,10 @@ class NotesIndex:
         self._requests_lock = threading.Lock()
         self._scan_cache: tuple[int, dict[int, tuple[list[str], list[list[str]]]]] | None = None
         self._second: SecondReader | None = None  # see `_in_halves`
+        self._builder_con: sqlite3.Connection | None = None  # see `prepare_shortlists`
+        self._building = threading.Lock()
+        self._wanted: set[fulltext.Phrase] = set()  # broad terms searched without a shortlist
+        self.shortlisted = 0  # searches answered from a shortlist (for tests and benchmarks)
         self.db_path: Path | None = None
         directory = _usable_dir(index_dir if index_dir is not None else default_index_dir())
         if directory is not None:
@@ -248,7 +256,7 @@ class NotesIndex:
             id INTEGER PRIMARY KEY, scope TEXT NOT NULL, shadow INTEGER NOT NULL DEFAULT 0, error TEXT,
             fname TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
             name TEXT, name_key TEXT, tags TEXT, tag_keys TEXT, created_at TEXT, updated_at TEXT, revision TEXT,
-            UNIQUE(scope, fname))""")
+            tokens INTEGER, UNIQUE(scope, fname))""")
         con.execute("CREATE TABLE IF NOT EXISTS bodies(id INTEGER PRIMARY KEY, content TEXT NOT NULL)")
         con.execute("CREATE INDEX IF NOT EXISTS files_name ON files(name, scope)")
         con.execute("CREATE INDEX IF NOT EXISTS files_order ON files(scope, name_key, name)")
@@ -263,11 +271,15 @@ class NotesIndex:
         if self.fts:
             con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(name, tags, content, "
                         f"tokenize=\"{_TOKENIZER}\", prefix='2 3')")
+            shortlists.create_schema(con)
         else:
             con.execute("CREATE TABLE IF NOT EXISTS fts(rowid INTEGER PRIMARY KEY, name TEXT, tags TEXT, content TEXT)")
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         # Which database this is: a second reader checks it opened the same one (`halves`).
         con.execute("INSERT OR IGNORE INTO meta VALUES ('build', ?)", (os.urandom(8).hex(),))
+        # Which state of the notes: changed by every commit of `_apply` (a shortlist built on a
+        # snapshot is written only if nothing changed since).
+        con.execute("INSERT OR IGNORE INTO meta VALUES ('generation', '')")
 
     def close(self) -> None:
         """Stop the background refresh (waiting for a listing under way) and close the database."""
@@ -279,6 +291,8 @@ class NotesIndex:
             self._closed = True
             self._close_second()
             close_quietly(self._con)
+        with self._building:  # a round under way sees `_closed` before its next write
+            self._close_builder()
 
     # The background refresh ------------------------------------------------------------------
 
@@ -298,9 +312,18 @@ class NotesIndex:
             self._refresher.start()
 
     def _refresh_loop(self, period: float, on_change: Callable[[], None] | None) -> None:
+        discovered: str | None = None  # the generation of the notes when broad terms were last looked for
+        discovered_at = -SHORTLIST_DISCOVERY_SECONDS
         while not self._stop.wait(period):
             try:
                 changed = self.refresh()
+                with self._lock:
+                    generation = None if self._closed else _generation(self._con)
+                now = time.monotonic()
+                discover = generation != discovered and now - discovered_at >= SHORTLIST_DISCOVERY_SECONDS
+                self.prepare_shortlists(discover)
+                if discover:
+                    discovered, discovered_at = generation, now
             except Exception as err:  # a bad round (a busy index, a directory gone) is retried next time
                 log.warning("notes: refreshing the search index failed: %s", err)
                 continue
@@ -378,6 +401,7 @@ class NotesIndex:
 
     def _rebuild(self) -> None:
         self._close_second()
+        self._wanted.clear()
         close_quietly(self._con)
         if self.db_path is not None:
             _remove_db(self.db_path)
@@ -441,7 +465,7 @@ class NotesIndex:
                     if row[1] is not None:
                         names.add(row[1])
             next_id = con.execute("SELECT coalesce(max(id), 0) + 1 FROM files").fetchone()[0]
-            files, bodies, tags, texts, broken = [], [], [], [], []
+            files, bodies, tags, texts, broken, tokens = [], [], [], [], [], []
             for rowid, (fname, result) in enumerate(parsed, next_id):
                 size, mtime_ns, ino = disk[fname]
                 if isinstance(result, str):
@@ -450,20 +474,26 @@ class NotesIndex:
                 note, revision = result
                 names.add(note.name)
                 keys = {tag_key(t) for t in note.tags}
+                columns = _index_columns(note)
+                split = [c.split() for c in columns]
                 files.append((rowid, scope, fname, size, mtime_ns, ino, note.name, name_key(note.name),
                               "\n".join(note.tags), "".join(f"\n{k}\n" for k in sorted(keys)),
-                              note.created_at, note.updated_at, revision))
+                              note.created_at, note.updated_at, revision, sum(map(len, split))))
                 bodies.append((rowid, note.content))
                 tags.extend((k, rowid) for k in keys)
-                texts.append((rowid, *_index_columns(note)))
+                texts.append((rowid, *columns))
+                tokens.append((rowid, split))
             con.executemany("INSERT INTO files(id, scope, fname, size, mtime_ns, ino, error) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?)", broken)
             con.executemany("INSERT INTO files(id, scope, fname, size, mtime_ns, ino, name, name_key, tags, "
-                            "tag_keys, created_at, updated_at, revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            files)
+                            "tag_keys, created_at, updated_at, revision, tokens) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", files)
             con.executemany("INSERT INTO bodies(id, content) VALUES (?, ?)", bodies)
             con.executemany("INSERT INTO tags(tag, id) VALUES (?, ?)", tags)
             con.executemany("INSERT INTO fts(rowid, name, tags, content) VALUES (?, ?, ?, ?)", texts)
+            if self.fts and tokens:
+                shortlists.note_added(con, shortlists.Terms(con), tokens)
+            con.execute("UPDATE meta SET value=? WHERE key='generation'", (os.urandom(8).hex(),))
             self._update_shadows(loc.scope, names)
             con.execute("COMMIT")
         except BaseException:
@@ -479,6 +509,8 @@ class NotesIndex:
         self._dirty = True
 
     def _drop(self, rowid: int) -> None:
+        if self.fts:
+            shortlists.forget(self._con, rowid)
         for table, key in (("files", "id"), ("bodies", "id"), ("tags", "id"), ("fts", "rowid")):
             self._con.execute(f"DELETE FROM {table} WHERE {key}=?", (rowid,))
 
@@ -721,6 +753,10 @@ class NotesIndex:
             def run() -> tuple[list[tuple[int, float]], int]:
                 matches = self._fts_count(text)
                 total = matches if everywhere and self._nothing_hidden() else None
+                if matches >= shortlists.BROAD:
+                    page = self._shortlisted(query, matches, where, args, offset, limit)
+                    if page is not None:
+                        return page, total if total is not None else self._count_matches(text, where, args)
                 if matches >= SPLIT_FROM and offset + limit <= SPLIT_PAGE_MAX:
                     answer = self._search_in_halves(text, where, args, offset, limit, total, everywhere)
                     if answer is not None:
@@ -736,6 +772,112 @@ class NotesIndex:
                                          [text, *args, limit, offset]).fetchall()
                 return [(r[0], r[1]) for r in rows], total
             return self._guard(run)
+
+    def _shortlisted(self, query: fulltext.Query, matches: int, where: str, args: list[Any],
+                     offset: int, limit: int) -> list[tuple[int, float]] | None:
+        """The page of a broad search of one term from its shortlist (`shortlists`); None when it
+        cannot be had that way. A broad term without a shortlist is built one next time
+        `prepare_shortlists` runs (the servers' background thread)."""
+        term = shortlists.term_of(query)
+        if term is None or not self._shortlists_on():
+            return None
+        page = shortlists.page(self._con, term, matches, where, args, _ORDER, offset, limit)
+        if page is not None:
+            self.shortlisted += 1
+        elif not shortlists.has(self._con, term):
+            self._wanted.add(term)
+        return page
+
+    def _shortlists_on(self) -> bool:
+        return self.fts and os.environ.get(ENV_SHORTLISTS) != "0"
+
+    def prepare_shortlists(self, discover: bool = True) -> int:
+        """Build the shortlists (`shortlists`) of the broad terms searched since the last call,
+        of those worn by changes and, with DISCOVER, of every broad term without one; the number
+        built. Each term's full ranking runs on a connection of its own, outside the lock (a
+        request goes on meanwhile); its shortlist is written under the lock, unless the notes
+        changed in between. What the servers' background thread does after each listing."""
+        if not self._shortlists_on():
+            return 0
+        with self._building:
+            with self._lock:
+                if self._closed:
+                    return 0
+                wanted, self._wanted = list(self._wanted), set()
+            try:
+                with self._reading() as reader:
+                    todo = list(dict.fromkeys([*wanted, *shortlists.worn(reader)]))
+                    if discover:
+                        todo += [t for t in shortlists.broad_terms(reader, lambda term: _match_count(reader, term))
+                                 if t not in todo]
+                built = 0
+                for term in todo:
+                    if self._stop.is_set():
+                        break
+                    with self._reading() as reader:
+                        result = shortlists.measure(reader, term, _generation)
+                    if result is not None and self._store_shortlist(result):
+                        built += 1
+                return built
+            except sqlite3.Error as err:  # a busy or replaced index: the next round tries again
+                log.info("notes: building search shortlists stopped: %s", err)
+                self._close_builder()
+                return 0
+
+    def _store_shortlist(self, result: shortlists.Built) -> bool:
+        with self._lock:
+            if self._closed:
+                return False
+
+            def write() -> bool:
+                con = self._con
+                con.execute("BEGIN IMMEDIATE")
+                try:
+                    if _generation(con) != result.generation:
+                        con.execute("ROLLBACK")
+                        return False  # the notes changed since it was measured: next round
+                    shortlists.store(con, result)
+                    con.execute("COMMIT")
+                except BaseException:
+                    con.execute("ROLLBACK")
+                    raise
+                return True
+            return bool(self._guard(write))
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection `prepare_shortlists` reads with: one of its own to the same database
+        (opened at first use), used without the lock; for an index in memory, the index's own,
+        under the lock."""
+        if self.db_path is None:
+            with self._lock:
+                if self._closed:
+                    raise sqlite3.ProgrammingError("the index is closed")
+                yield self._con
+            return
+        with self._lock:
+            if self._closed:
+                raise sqlite3.ProgrammingError("the index is closed")
+            build = _build_id(self._con)
+        if self._builder_con is not None and _build_id(self._builder_con) != build:
+            self._close_builder()  # the index was rebuilt since: another file
+        if self._builder_con is None:
+            con = sqlite3.connect(str(self.db_path), timeout=_BUSY_SECONDS, isolation_level=None,
+                                  check_same_thread=False)
+            try:
+                _tune(con)
+                if _build_id(con) != build:
+                    raise sqlite3.DatabaseError("the index file was replaced since it was opened")
+            except BaseException:
+                con.close()
+                raise
+            self._builder_con = con
+        yield self._builder_con
+
+    def _close_builder(self) -> None:
+        con, self._builder_con = self._builder_con, None
+        if con is not None and con is not self._con:
+            close_quietly(con)
 
     def _search_in_halves(self, text: str, where: str, args: list[Any], offset: int, limit: int,
                           total: int | None, everywhere: bool) -> tuple[list[tuple[int, float]], int] | None:
@@ -894,6 +1036,15 @@ def _tune(con: sqlite3.Connection) -> None:
     """What every connection to the index sets: its page cache, temporary tables in memory."""
     con.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
     con.execute("PRAGMA temp_store=MEMORY")
+
+
+def _generation(con: sqlite3.Connection) -> str | None:
+    row = con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+    return row[0] if row else None
+
+
+def _match_count(con: sqlite3.Connection, term: str) -> int:
+    return con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (term,)).fetchone()[0]
 
 
 def _build_id(con: sqlite3.Connection) -> str | None:
