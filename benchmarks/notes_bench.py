@@ -276,7 +276,7 @@ class Bench:
         refresh running, as `memory-lens serve` and `memory-lens mcp` run it, its shortlists
         built) and the CLI's (using the shortlists a server built). FULL_RANKING: also the
         server's without shortlists (every broad search ranks every match), the baseline."""
-        from memory_lens.core.notes.index import ENV_SHORTLISTS
+        from memory_lens.core.notes.search import ENV_SHORTLISTS
 
         plan = [("server", 1.0), ("cli", 0.0)] + ([("server_full_ranking", 1.0)] if full_ranking else [])
         for mode, freshness in plan:

@@ -133,30 +133,30 @@ def test_broad_searches_ranked_from_the_fts_table_first_give_the_full_querys_pag
     """`_best_first` (broad searches) returns exactly the pages and scores of the full ranked
     query: every scope, tag, page and query, with hidden and unusable files, and ties."""
     from memory_lens.core.notes import fulltext
-    from memory_lens.core.notes import index as index_module
+    from memory_lens.core.notes import search as search_module
 
     store = _ranked_notes(sandbox)
-    monkeypatch.setattr(index_module, "SPLIT_FROM", 10 ** 9)  # one thread: `_best_first` is what is tested
+    monkeypatch.setattr(search_module, "SPLIT_FROM", 10 ** 9)  # one thread: `_best_first` is what is tested
     results: list[object] = []
-    real = index_module.NotesIndex._best_first
+    real = search_module.IndexSearch._best_first
 
     def spy(self, *a):
         page = real(self, *a)
         results.append(page)
         return page
 
-    monkeypatch.setattr(index_module.NotesIndex, "_best_first", spy)
-    monkeypatch.setattr(index_module, "RANK_AHEAD_EXTRA", 0)  # cut close to the page: ties and filters matter
-    monkeypatch.setattr(index_module, "RANK_AHEAD_FACTOR", 1)
+    monkeypatch.setattr(search_module.IndexSearch, "_best_first", spy)
+    monkeypatch.setattr(search_module, "RANK_AHEAD_EXTRA", 0)  # cut close to the page: ties and filters matter
+    monkeypatch.setattr(search_module, "RANK_AHEAD_FACTOR", 1)
     cases = 0
     for text in _RANKED_QUERIES:
         query = fulltext.parse_query(text)
         for scopes in ([Scope.PROJECT, Scope.GLOBAL], [Scope.PROJECT], [Scope.GLOBAL]):
             for tags in ([], ["odd"]):
                 for offset, limit in _PAGES:
-                    monkeypatch.setattr(index_module, "RANK_AHEAD_FROM", 10 ** 9)
+                    monkeypatch.setattr(search_module, "RANK_AHEAD_FROM", 10 ** 9)
                     full = store.index.search_ids(query, scopes, tags, offset, limit)
-                    monkeypatch.setattr(index_module, "RANK_AHEAD_FROM", 0)
+                    monkeypatch.setattr(search_module, "RANK_AHEAD_FROM", 0)
                     fast = store.index.search_ids(query, scopes, tags, offset, limit)
                     assert fast == full, (text, scopes, tags, offset, limit)
                     cases += 1
@@ -168,7 +168,7 @@ def test_broad_searches_ranked_from_the_fts_table_first_give_the_full_querys_pag
     store.close()
 
 
-def _every_page(store, index_module, monkeypatch) -> list[object]:
+def _every_page(store, search_module, monkeypatch) -> list[object]:
     """`search_ids` for every query, scope set, tag filter and page of `_ranked_notes`, both with
     and without `_best_first`."""
     from memory_lens.core.notes import fulltext
@@ -180,7 +180,7 @@ def _every_page(store, index_module, monkeypatch) -> list[object]:
             for tags in ([], ["odd"]):
                 for offset, limit in _PAGES:
                     for ahead_from in (0, 10 ** 9):
-                        monkeypatch.setattr(index_module, "RANK_AHEAD_FROM", ahead_from)
+                        monkeypatch.setattr(search_module, "RANK_AHEAD_FROM", ahead_from)
                         out.append(store.index.search_ids(query, scopes, tags, offset, limit))
     return out
 
@@ -192,17 +192,17 @@ def test_searches_ranked_in_two_halves_at_once_give_the_one_thread_pages(
     scope, tag, page and query, with ties, a hidden note and a broken file."""
     import threading
 
-    from memory_lens.core.notes import index as index_module
+    from memory_lens.core.notes import search as search_module
 
     store = _ranked_notes(sandbox)
-    monkeypatch.setattr(index_module, "_cpus", lambda: 2)
-    monkeypatch.setattr(index_module, "SPLIT_FROM", 10 ** 9)
-    alone = _every_page(store, index_module, monkeypatch)
-    assert store.index._second is None
+    monkeypatch.setattr(search_module, "_cpus", lambda: 2)
+    monkeypatch.setattr(search_module, "SPLIT_FROM", 10 ** 9)
+    alone = _every_page(store, search_module, monkeypatch)
+    assert store.index._search._second is None
 
     halves: list[object] = []
     threads: set[str] = set()
-    real = index_module.NotesIndex._in_halves
+    real = search_module.IndexSearch._in_halves
 
     def spy(self, work):
         def traced(con, part, args):
@@ -212,21 +212,21 @@ def test_searches_ranked_in_two_halves_at_once_give_the_one_thread_pages(
         halves.append(answer)
         return answer
 
-    monkeypatch.setattr(index_module.NotesIndex, "_in_halves", spy)
-    monkeypatch.setattr(index_module, "SPLIT_FROM", 0)
-    split = _every_page(store, index_module, monkeypatch)
+    monkeypatch.setattr(search_module.IndexSearch, "_in_halves", spy)
+    monkeypatch.setattr(search_module, "SPLIT_FROM", 0)
+    split = _every_page(store, search_module, monkeypatch)
     assert split == alone
     assert len(halves) == len(alone) == 300 and all(h is not None for h in halves)
     assert threading.current_thread().name in threads
     assert any(name.startswith("memory-lens-notes-rank") for name in threads)
     # A page ending past SPLIT_PAGE_MAX is ranked by one thread.
-    monkeypatch.setattr(index_module, "SPLIT_PAGE_MAX", 10)
+    monkeypatch.setattr(search_module, "SPLIT_PAGE_MAX", 10)
     halves.clear()
     from memory_lens.core.notes import fulltext
     store.index.search_ids(fulltext.parse_query("alpha"), [Scope.PROJECT, Scope.GLOBAL], [], 5, 10)
     assert halves == []
     store.close()
-    assert store.index._second is None
+    assert store.index._search._second is None
 
 
 def test_a_second_reader_on_another_database_or_a_change_meanwhile_leaves_the_search_to_one_thread(
@@ -240,16 +240,17 @@ def test_a_second_reader_on_another_database_or_a_change_meanwhile_leaves_the_se
     from memory_lens.core.notes import fulltext
     from memory_lens.core.notes import halves as halves_module
     from memory_lens.core.notes import index as index_module
+    from memory_lens.core.notes import search as search_module
 
     store = _ranked_notes(sandbox)
-    monkeypatch.setattr(index_module, "_cpus", lambda: 2)
+    monkeypatch.setattr(search_module, "_cpus", lambda: 2)
     query, both = fulltext.parse_query("alpha"), [Scope.PROJECT, Scope.GLOBAL]
-    monkeypatch.setattr(index_module, "SPLIT_FROM", 10 ** 9)
+    monkeypatch.setattr(search_module, "SPLIT_FROM", 10 ** 9)
     expected = store.index.search_ids(query, both, ["odd"], 0, 7)
-    monkeypatch.setattr(index_module, "SPLIT_FROM", 0)
+    monkeypatch.setattr(search_module, "SPLIT_FROM", 0)
     answers: list[object] = []
-    real = index_module.NotesIndex._in_halves
-    monkeypatch.setattr(index_module.NotesIndex, "_in_halves",
+    real = search_module.IndexSearch._in_halves
+    monkeypatch.setattr(search_module.IndexSearch, "_in_halves",
                         lambda self, work: answers.append(real(self, work)) or answers[-1])
     db = str(store.index.db_path)
 
@@ -266,7 +267,7 @@ def test_a_second_reader_on_another_database_or_a_change_meanwhile_leaves_the_se
 
     monkeypatch.setattr(halves_module.SecondReader, "submit", writing_meanwhile)
     assert store.index.search_ids(query, both, ["odd"], 0, 7) == expected
-    assert answers == [None] and not store.index._second.failed
+    assert answers == [None] and not store.index._search._second.failed
     monkeypatch.setattr(halves_module.SecondReader, "submit", real_submit)
     answers.clear()
     assert store.index.search_ids(query, both, ["odd"], 0, 7) == expected
@@ -274,14 +275,14 @@ def test_a_second_reader_on_another_database_or_a_change_meanwhile_leaves_the_se
 
     # The index file was replaced (a rebuild by another process) since this index opened it: a
     # reader opened now reads another database, and refuses it.
-    store.index._close_second()
+    store.index._search._close_second()
     main = store.index._con
     real_build_id = index_module._build_id
     monkeypatch.setattr(index_module, "_build_id",
                         lambda con: real_build_id(con) if con is main else "a build of another index")
     answers.clear()
     assert store.index.search_ids(query, both, ["odd"], 0, 7) == expected
-    assert answers == [None] and store.index._second.failed
+    assert answers == [None] and store.index._search._second.failed
     answers.clear()
     assert store.index.search_ids(query, both, ["odd"], 0, 7) == expected
     assert answers == [None]  # not tried again
@@ -290,21 +291,21 @@ def test_a_second_reader_on_another_database_or_a_change_meanwhile_leaves_the_se
 
 def test_an_index_in_memory_or_one_cpu_ranks_on_one_thread(sandbox: NotesSandbox, monkeypatch) -> None:  # noqa: F811
     from memory_lens.core.notes import fulltext
-    from memory_lens.core.notes import index as index_module
+    from memory_lens.core.notes import search as search_module
 
     store = _ranked_notes(sandbox)
-    monkeypatch.setattr(index_module, "SPLIT_FROM", 0)
+    monkeypatch.setattr(search_module, "SPLIT_FROM", 0)
     query, both = fulltext.parse_query("alpha"), [Scope.PROJECT, Scope.GLOBAL]
-    monkeypatch.setattr(index_module, "_cpus", lambda: 1)
+    monkeypatch.setattr(search_module, "_cpus", lambda: 1)
     one_cpu = store.index.search_ids(query, both, [], 0, 9)
-    assert store.index._second is None
+    assert store.index._search._second is None
     store.close()
     blocked = sandbox.root / "not-a-directory"
     blocked.write_text("")
     in_memory = sandbox.store(index_dir=blocked / "index")
     assert in_memory.index.db_path is None
     in_memory.index.sync()
-    monkeypatch.setattr(index_module, "_cpus", lambda: 2)
+    monkeypatch.setattr(search_module, "_cpus", lambda: 2)
     assert in_memory.index.search_ids(query, both, [], 0, 9) == one_cpu
-    assert in_memory.index._second is None
+    assert in_memory.index._search._second is None
     in_memory.close()

@@ -13,7 +13,8 @@ import pytest
 
 from memory_lens.core.notes import fulltext, shortlists
 from memory_lens.core.notes import index as index_module
-from memory_lens.core.notes.index import ENV_SHORTLISTS, NotesIndex
+from memory_lens.core.notes.index import NotesIndex
+from memory_lens.core.notes.search import ENV_SHORTLISTS
 from memory_lens.core.notes.store import NotesStore
 
 from notes_fixtures import NotesSandbox, Scope, note_data, sandbox  # noqa: F401

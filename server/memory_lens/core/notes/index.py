@@ -17,6 +17,10 @@ build) the tokens of each note go into an FTS5 table ranked by `bm25()`. Without
 tokens go into a plain table and `fulltext` scans them, with the same matches and the same scores.
 A database that is corrupt or of another schema version is rebuilt; when the cache directory
 cannot be written, the index lives in memory for the process.
+
+Lists and searches are answered by `search.IndexSearch`, on this index's connection and under its
+lock; the shortlists of broad terms (`shortlists`) are built by `shortlist_builder`, which the
+background refresh runs after each listing, and kept true by every change made here.
 """
 
 from __future__ import annotations
@@ -30,11 +34,9 @@ import time
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
-from memory_lens.core.cpus import usable_cpus
 from memory_lens.core.discovery import Scope
 from memory_lens.core.notes import fulltext, shortlists
 from memory_lens.core.notes.disk import read_note_files
@@ -42,6 +44,8 @@ from memory_lens.core.notes.halves import SecondReader
 from memory_lens.core.notes.locations import Location
 from memory_lens.core.notes.model import Note, NoteError, tag_key
 from memory_lens.core.notes.naming import candidate_filenames, is_note_file
+from memory_lens.core.notes.search import IndexSearch
+from memory_lens.core.notes.shortlist_builder import ShortlistBuilder
 from memory_lens.core.sqlite_setup import sqlite3
 from memory_lens.core.sqlite_wal import close_quietly, is_busy, use_wal
 
@@ -49,8 +53,6 @@ SCHEMA_VERSION = "4"
 log = logging.getLogger("memory_lens.notes")
 T = TypeVar("T")
 ENV_FTS = "MEMORY_LENS_NOTES_FTS"  # "0" forces the plain scan (for tests and troubleshooting)
-ENV_SPLIT = "MEMORY_LENS_NOTES_SPLIT"  # "0": broad searches ranked on one thread (`_in_halves`)
-ENV_SHORTLISTS = "MEMORY_LENS_NOTES_SHORTLISTS"  # "0": no shortlists used or built (`shortlists`)
 _TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M* Cn'"
 
 
@@ -112,32 +114,11 @@ class _DirState:
     swept_at: float
 
 
-# A search of every note (both scopes, no tag filter) with at least RANK_AHEAD_FROM matches, for
-# a page ending by RANK_AHEAD_MAX, ranks from the FTS table alone first (`_best_first`). With a
-# filter the full query is cheaper: SQLite applies it before computing `bm25()`.
-RANK_AHEAD_FROM = 500
-RANK_AHEAD_MAX = 1000
-RANK_AHEAD_FACTOR, RANK_AHEAD_EXTRA = 2, 32  # it takes FACTOR × the page's end + EXTRA matches
-# A search whose query matches at least SPLIT_FROM notes (whatever its filters), for a page ending
-# by SPLIT_PAGE_MAX, is ranked in two rowid halves at once: this thread's and a second reader's
-# (`halves`). Below it, handing half the work to another thread costs more than it saves.
-SPLIT_FROM = 2000
-SPLIT_PAGE_MAX = 1000
 _FILE_COLUMNS = ("f.id, f.scope, f.fname, f.name, f.tags, f.created_at, f.updated_at, "
                  "(SELECT content FROM bodies b WHERE b.id = f.id), f.revision")
 # SQLite's page cache per connection (negative: KiB). The files table and the FTS index of
 # 10,000 notes take about 15 MB; the default (2 MB) made every search read pages again.
 _CACHE_KIB = 32 * 1024
-_ORDER = "CASE f.scope WHEN 'project' THEN 0 ELSE 1 END, f.name_key, f.name"
-_WEIGHTS = ", ".join(str(w) for w in fulltext.WEIGHTS)
-# The best matches of an FTS5 query by score alone, (rowid, score); {part}: a condition on the rowid.
-_BEST_SQL_PART = f"SELECT rowid, bm25(fts, {_WEIGHTS}) AS score FROM fts WHERE fts MATCH ?{{part}} ORDER BY score LIMIT ?"
-_BEST_SQL = _BEST_SQL_PART.format(part="")
-# The first matches of an FTS5 query in the order of a search's pages: score, then the listing
-# order; (id, score, and the three keys of `_ORDER`, to merge two halves in the same order).
-_RANKED_SQL = (f"SELECT f.id, bm25(fts, {_WEIGHTS}) AS score, CASE f.scope WHEN 'project' THEN 0 ELSE 1 END, "
-               f"f.name_key, f.name FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{{part}}{{where}} "
-               f"ORDER BY score, {_ORDER} LIMIT ? OFFSET ?")
 # The background thread looks for broad terms without a shortlist at most this often (and only
 # when the notes changed since): listing the FTS vocabulary reads the whole index (`shortlists`).
 SHORTLIST_DISCOVERY_SECONDS = 60.0
@@ -166,12 +147,8 @@ class NotesIndex:
         self._known_version = -1
         self._requests = 0  # see `request`
         self._requests_lock = threading.Lock()
-        self._scan_cache: tuple[int, dict[int, tuple[list[str], list[list[str]]]]] | None = None
-        self._second: SecondReader | None = None  # see `_in_halves`
-        self._builder_con: sqlite3.Connection | None = None  # see `prepare_shortlists`
-        self._building = threading.Lock()
-        self._wanted: set[fulltext.Phrase] = set()  # broad terms searched without a shortlist
-        self.shortlisted = 0  # searches answered from a shortlist (for tests and benchmarks)
+        self._search = IndexSearch(self)
+        self._builder = ShortlistBuilder(self, self._search)
         self.db_path: Path | None = None
         directory = _usable_dir(index_dir if index_dir is not None else default_index_dir())
         if directory is not None:
@@ -289,10 +266,9 @@ class NotesIndex:
             thread.join(timeout=30.0)  # it re-checks `_closed` under the lock before any query
         with self._lock:
             self._closed = True
-            self._close_second()
+            self._search.close()
             close_quietly(self._con)
-        with self._building:  # a round under way sees `_closed` before its next write
-            self._close_builder()
+        self._builder.close()
 
     # The background refresh ------------------------------------------------------------------
 
@@ -318,10 +294,10 @@ class NotesIndex:
             try:
                 changed = self.refresh()
                 with self._lock:
-                    generation = None if self._closed else _generation(self._con)
+                    generation = None if self._closed else self.generation(self._con)
                 now = time.monotonic()
                 discover = generation != discovered and now - discovered_at >= SHORTLIST_DISCOVERY_SECONDS
-                self.prepare_shortlists(discover)
+                self._builder.prepare(discover)
                 if discover:
                     discovered, discovered_at = generation, now
             except Exception as err:  # a bad round (a busy index, a directory gone) is retried next time
@@ -367,7 +343,7 @@ class NotesIndex:
             with self._lock:
                 if self._closed:
                     return changed
-                changed += self._guard(lambda: self._bring_in_step(loc, disk, signature, time.monotonic()))
+                changed += self.guard(lambda: self._bring_in_step(loc, disk, signature, time.monotonic()))
         return changed
 
     # Syncing with the files ---------------------------------------------------------------------
@@ -378,10 +354,10 @@ class NotesIndex:
         with self._lock:
             changed = 0
             for loc in self.locations:
-                changed += self._guard(lambda: self._sync_location(loc, force))
+                changed += self.guard(lambda: self._sync_location(loc, force))
             return changed
 
-    def _guard(self, action: Any) -> Any:
+    def guard(self, action: Callable[[], T]) -> T:
         """Run ACTION; a corrupt database is rebuilt once, a locked one is a clear error."""
         for attempt in range(2):
             try:
@@ -400,8 +376,7 @@ class NotesIndex:
         raise AssertionError("unreachable")
 
     def _rebuild(self) -> None:
-        self._close_second()
-        self._wanted.clear()
+        self._search.reset()
         close_quietly(self._con)
         if self.db_path is not None:
             _remove_db(self.db_path)
@@ -505,7 +480,7 @@ class NotesIndex:
             for fname in dropped:
                 known.pop(fname, None)
             known.update((fname, disk[fname]) for fname in stale)
-        self._scan_cache = None
+        self._search.changed()
         self._dirty = True
 
     def _drop(self, rowid: int) -> None:
@@ -545,7 +520,7 @@ class NotesIndex:
                     self._apply(loc, {}, [], [fname])
                 else:
                     self._apply(loc, {fname: disk}, [fname], [fname])
-            self._guard(action)
+            self.guard(action)
 
     def take_changes(self) -> set[tuple[Scope, str | None]]:
         """The (scope, note name) of every note that changed in the index since the last call,
@@ -559,7 +534,7 @@ class NotesIndex:
                 rows = self._con.execute("SELECT scope, fname, name, revision, error, shadow FROM files").fetchall()
                 return version, {(r[0], r[1]): tuple(r[2:]) for r in rows}
 
-            taken = self._guard(snapshot)
+            taken = self.guard(snapshot)
             if taken is None:
                 return set()
             version, current = taken
@@ -588,7 +563,7 @@ class NotesIndex:
     def find(self, scope: Scope, name: str) -> Row | None:
         """The visible note NAME of SCOPE, as of the last sync."""
         with self._lock:
-            r = self._guard(lambda: self._con.execute(
+            r = self.guard(lambda: self._con.execute(
                 f"SELECT {_FILE_COLUMNS} FROM files f WHERE scope=? AND name=? AND error IS NULL AND shadow=0",
                 (scope.value, name)).fetchone())
             return self._row(r) if r else None
@@ -599,14 +574,14 @@ class NotesIndex:
         if not wanted:
             return set()
         with self._lock:
-            return {r[0] for r in self._guard(lambda: self._con.execute(
+            return {r[0] for r in self.guard(lambda: self._con.execute(
                 "SELECT name FROM files WHERE name IN (SELECT value FROM json_each(?)) AND scope=? "
                 "AND error IS NULL AND shadow=0", (json.dumps(wanted, ensure_ascii=False), scope.value)).fetchall())}
 
     def holders(self, scope: Scope, name: str) -> list[str]:
         """Every file of SCOPE holding NAME (visible or not)."""
         with self._lock:
-            return sorted(r[0] for r in self._guard(lambda: self._con.execute(
+            return sorted(r[0] for r in self.guard(lambda: self._con.execute(
                 "SELECT fname FROM files WHERE scope=? AND name=? AND error IS NULL",
                 (scope.value, name)).fetchall()))
 
@@ -616,7 +591,7 @@ class NotesIndex:
             return []
         with self._lock:
             marks = ",".join("?" * len(ids))
-            found = {r[0]: self._row(r) for r in self._guard(lambda: self._con.execute(
+            found = {r[0]: self._row(r) for r in self.guard(lambda: self._con.execute(
                 f"SELECT {_FILE_COLUMNS} FROM files f WHERE id IN ({marks})", list(ids)).fetchall())}
             return [found[i] for i in ids if i in found]
 
@@ -624,7 +599,7 @@ class NotesIndex:
         """Files that are not usable notes, and duplicates of a name, with the reason."""
         with self._lock:
             out: list[tuple[Scope, Path, str]] = []
-            rows = self._guard(lambda: self._con.execute(
+            rows = self.guard(lambda: self._con.execute(
                 "SELECT scope, fname, error, name FROM files WHERE error IS NOT NULL OR shadow=1 "
                 "ORDER BY CASE scope WHEN 'project' THEN 0 ELSE 1 END, fname").fetchall())
             for scope, fname, error, name in rows:
@@ -639,412 +614,93 @@ class NotesIndex:
                 out.append((s, loc.directory / fname, error))
             return out
 
-    def _filters(self, scopes: Sequence[Scope], tags: Sequence[str], fts_first: bool = True) -> tuple[str, list[Any]]:
-        """The WHERE conditions (on `files f`) of SCOPES and TAGS. FTS_FIRST: in a join with the
-        FTS table, whose matches must drive it: a plain `f.scope=?` lets SQLite walk every file
-        of the scope through an index and look each one up in the FTS table instead (65 ms for a
-        search of 10,000 notes in one scope, against 0.4 ms), so the scope test is written `+f.scope`,
-        which no index serves."""
-        sql = " AND f.error IS NULL AND f.shadow=0"
-        args: list[Any] = []
-        if len(scopes) == 1:
-            sql += " AND +f.scope=?" if fts_first else " AND f.scope=?"
-            args.append(scopes[0].value)
-        for tag in tags:  # read from the row the join fetches anyway, not looked up in `tags` per match
-            sql += " AND instr(f.tag_keys, ?)"
-            args.append(f"\n{tag_key(tag)}\n")
-        return sql, args
+    # Searching: `IndexSearch` answers, `ShortlistBuilder` builds the shortlists ---------------
 
     def list_ids(self, scopes: Sequence[Scope], tags: Sequence[str], offset: int, limit: int,
                  query: fulltext.Query | None = None) -> tuple[list[int], int]:
         """A page of note ids in listing order (project first, then by name), and the total;
         with QUERY, only the notes it matches."""
-        with self._lock:
-            if query is not None and not query.empty and not self.fts:
-                scored = self._scan(query, scopes, tags)
-                ordered = [i for i, _ in sorted(scored, key=lambda s: s[1][1:])]
-                return ordered[offset:offset + limit], len(ordered)
-            if query is None or query.empty:
-                return self._guard(lambda: self._list_in_order(scopes, tags, offset, limit))
-            where, args = self._filters(scopes, tags)
-
-            def run() -> tuple[list[int], int]:
-                text = query.fts()
-                if self._everywhere(scopes, tags) and self._nothing_hidden():
-                    total = self._fts_count(text)
-                else:
-                    total = self._count_matches(text, where, args)
-                ids = [r[0] for r in self._con.execute(
-                    f"SELECT f.id FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{where} "
-                    f"ORDER BY {_ORDER} LIMIT ? OFFSET ?", [text, *args, limit, offset])]
-                return ids, total
-            return self._guard(run)
-
-    def _count_matches(self, text: str, where: str, args: list[Any], con: sqlite3.Connection | None = None,
-                       part: tuple[str, list[Any]] = ("", [])) -> int:
-        """How many visible notes pass WHERE (with ARGS: `_filters`) among the matches of TEXT (an
-        FTS5 query), of the rowids PART (a condition on `fts.rowid` and its arguments) only."""
-        return (con or self._con).execute(
-            f"SELECT count(*) FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?{part[0]}{where}",
-            [text, *part[1], *args]).fetchone()[0]
-
-    def _fts_count(self, text: str) -> int:
-        """How many rows of the FTS table match TEXT (an FTS5 query), visible notes or not."""
-        return self._con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", [text]).fetchone()[0]
-
-    def _everywhere(self, scopes: Sequence[Scope], tags: Sequence[str]) -> bool:
-        """SCOPES and TAGS filter nothing out: every scope of this index, no tag."""
-        return not tags and set(scopes) == {loc.scope for loc in self.locations}
-
-    def _nothing_hidden(self) -> bool:
-        """No note is hidden by another file of its name: then every FTS row is a visible note
-        (files that are not notes have none), and FTS5 counts the matches of both scopes alone."""
-        # `shadow=1`, with the condition of the partial index `files_problems` so that SQLite uses it.
-        return self._con.execute(
-            "SELECT 1 FROM files WHERE (error IS NOT NULL OR shadow=1) AND shadow=1 LIMIT 1").fetchone() is None
-
-    def _list_in_order(self, scopes: Sequence[Scope], tags: Sequence[str], offset: int,
-                       limit: int) -> tuple[list[int], int]:
-        """A page of every visible note of SCOPES having TAGS, in listing order: one scope after
-        the other, each walked along its (scope, name_key, name) index, so a page costs what it
-        holds, not a sort of every note."""
-        ordered = sorted(scopes, key=lambda s: 0 if s is Scope.PROJECT else 1)
-        has_tag = " AND f.id IN (SELECT id FROM tags WHERE tag=?)"
-        tag_sql = has_tag * len(tags)
-        tag_args = [tag_key(t) for t in tags]
-        if tags:  # driven by the first tag's rows, not by every note of the scope
-            counted = self._con.execute(
-                "SELECT f.scope, count(*) FROM tags t CROSS JOIN files f ON f.id = t.id WHERE t.tag=? "
-                f"AND f.error IS NULL AND f.shadow=0{has_tag * (len(tags) - 1)} GROUP BY f.scope",
-                tag_args).fetchall()
-        else:
-            counted = self._con.execute("SELECT scope, count(*) FROM files WHERE error IS NULL AND shadow=0 "
-                                        "GROUP BY scope").fetchall()
-        counts = dict(counted)
-        ids: list[int] = []
-        skip = offset
-        for scope in ordered:
-            here = counts.get(scope.value, 0)
-            if skip >= here:
-                skip -= here
-                continue
-            want = limit - len(ids)
-            if want <= 0:
-                break
-            ids += [r[0] for r in self._con.execute(
-                f"SELECT f.id FROM files f WHERE f.scope=? AND f.error IS NULL AND f.shadow=0{tag_sql} "
-                "ORDER BY f.name_key, f.name LIMIT ? OFFSET ?", [scope.value, *tag_args, want, skip])]
-            skip = 0
-        return ids, sum(counts.get(s.value, 0) for s in ordered)
+        return self._search.list_ids(scopes, tags, offset, limit, query)
 
     def search_ids(self, query: fulltext.Query, scopes: Sequence[Scope], tags: Sequence[str],
                    offset: int, limit: int) -> tuple[list[tuple[int, float]], int]:
         """A page of (note id, bm25 score) best first, and the total number of matches."""
-        with self._lock:
-            if query.empty:
-                return [], 0
-            if not self.fts:
-                scored = sorted(self._scan(query, scopes, tags), key=lambda s: s[1])
-                return [(i, key[0]) for i, key in scored[offset:offset + limit]], len(scored)
-            where, args = self._filters(scopes, tags)
-            text = query.fts()
-            everywhere = self._everywhere(scopes, tags)
-
-            def run() -> tuple[list[tuple[int, float]], int]:
-                matches = self._fts_count(text)
-                total = matches if everywhere and self._nothing_hidden() else None
-                if matches >= shortlists.BROAD:
-                    page = self._shortlisted(query, matches, where, args, offset, limit)
-                    if page is not None:
-                        return page, total if total is not None else self._count_matches(text, where, args)
-                if matches >= SPLIT_FROM and offset + limit <= SPLIT_PAGE_MAX:
-                    answer = self._search_in_halves(text, where, args, offset, limit, total, everywhere)
-                    if answer is not None:
-                        return answer
-                if total is None:
-                    total = self._count_matches(text, where, args)
-                if everywhere and total >= RANK_AHEAD_FROM and offset + limit <= RANK_AHEAD_MAX:
-                    best = self._con.execute(_BEST_SQL, [text, _ahead(offset + limit) + 1]).fetchall()
-                    page = self._best_first(best, where, args, offset, limit)
-                    if page is not None:
-                        return page, total
-                rows = self._con.execute(_RANKED_SQL.format(part="", where=where),
-                                         [text, *args, limit, offset]).fetchall()
-                return [(r[0], r[1]) for r in rows], total
-            return self._guard(run)
-
-    def _shortlisted(self, query: fulltext.Query, matches: int, where: str, args: list[Any],
-                     offset: int, limit: int) -> list[tuple[int, float]] | None:
-        """The page of a broad search of one term from its shortlist (`shortlists`); None when it
-        cannot be had that way. A broad term without a shortlist is built one next time
-        `prepare_shortlists` runs (the servers' background thread)."""
-        term = shortlists.term_of(query)
-        if term is None or not self._shortlists_on():
-            return None
-        page = shortlists.page(self._con, term, matches, where, args, _ORDER, offset, limit)
-        if page is not None:
-            self.shortlisted += 1
-        elif not shortlists.has(self._con, term):
-            self._wanted.add(term)
-        return page
-
-    def _shortlists_on(self) -> bool:
-        return self.fts and os.environ.get(ENV_SHORTLISTS) != "0"
+        return self._search.search_ids(query, scopes, tags, offset, limit)
 
     def prepare_shortlists(self, discover: bool = True) -> int:
-        """Build the shortlists (`shortlists`) of the broad terms searched since the last call,
-        of those worn by changes and, with DISCOVER, of every broad term without one; the number
-        built. Each term's full ranking runs on a connection of its own, outside the lock (a
-        request goes on meanwhile); its shortlist is written under the lock, unless the notes
-        changed in between. What the servers' background thread does after each listing."""
-        if not self._shortlists_on():
-            return 0
-        with self._building:
-            with self._lock:
-                if self._closed:
-                    return 0
-                wanted, self._wanted = list(self._wanted), set()
-            try:
-                with self._reading() as reader:
-                    todo = list(dict.fromkeys([*wanted, *shortlists.worn(reader)]))
-                    if discover:
-                        todo += [t for t in shortlists.broad_terms(reader, lambda term: _match_count(reader, term))
-                                 if t not in todo]
-                built = 0
-                for term in todo:
-                    if self._stop.is_set():
-                        break
-                    with self._reading() as reader:
-                        result = shortlists.measure(reader, term, _generation)
-                    if result is not None and self._store_shortlist(result):
-                        built += 1
-                return built
-            except sqlite3.Error as err:  # a busy or replaced index: the next round tries again
-                log.info("notes: building search shortlists stopped: %s", err)
-                self._close_builder()
-                return 0
+        """Build the shortlists of the broad terms searched since, of those worn by changes and,
+        with DISCOVER, of every broad term without one (`ShortlistBuilder.prepare`); the number
+        built. What the servers' background thread does after each listing."""
+        return self._builder.prepare(discover)
 
-    def _store_shortlist(self, result: shortlists.Built) -> bool:
+    @property
+    def shortlisted(self) -> int:
+        """How many searches were answered from a shortlist (for tests and benchmarks)."""
+        return self._search.shortlisted
+
+    # What `IndexSearch` and `ShortlistBuilder` use (`search.SearchedIndex`) --------------------
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        return self._con
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def stopping(self) -> threading.Event:
+        return self._stop
+
+    def second_reader(self) -> SecondReader:
+        """A second read-only connection to this index's database on a thread of its own (`halves`)."""
+        assert self.db_path is not None
+        with self._lock:
+            build = _build_id(self._con)
+        return SecondReader(self.db_path, _tune, lambda con: _build_id(con) == build, _BUSY_SECONDS)
+
+    def open_reader(self) -> sqlite3.Connection:
+        """Another connection to this index's database, to read without the lock; raises
+        `sqlite3.Error` when the index is closed or its file was replaced since it was opened."""
+        assert self.db_path is not None
         with self._lock:
             if self._closed:
-                return False
-
-            def write() -> bool:
-                con = self._con
-                con.execute("BEGIN IMMEDIATE")
-                try:
-                    if _generation(con) != result.generation:
-                        con.execute("ROLLBACK")
-                        return False  # the notes changed since it was measured: next round
-                    shortlists.store(con, result)
-                    con.execute("COMMIT")
-                except BaseException:
-                    con.execute("ROLLBACK")
-                    raise
-                return True
-            return bool(self._guard(write))
-
-    @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
-        """The connection `prepare_shortlists` reads with: one of its own to the same database
-        (opened at first use), used without the lock; for an index in memory, the index's own,
-        under the lock."""
-        if self.db_path is None:
-            with self._lock:
-                if self._closed:
-                    raise sqlite3.ProgrammingError("the index is closed")
-                yield self._con
-            return
-        with self._lock:
-            if self._closed:
-                raise sqlite3.ProgrammingError("the index is closed")
+                raise sqlite3.ProgrammingError("the notes index is closed")
             build = _build_id(self._con)
-        if self._builder_con is not None and _build_id(self._builder_con) != build:
-            self._close_builder()  # the index was rebuilt since: another file
-        if self._builder_con is None:
-            con = sqlite3.connect(str(self.db_path), timeout=_BUSY_SECONDS, isolation_level=None,
-                                  check_same_thread=False)
-            try:
-                _tune(con)
-                if _build_id(con) != build:
-                    raise sqlite3.DatabaseError("the index file was replaced since it was opened")
-            except BaseException:
-                con.close()
-                raise
-            self._builder_con = con
-        yield self._builder_con
-
-    def _close_builder(self) -> None:
-        con, self._builder_con = self._builder_con, None
-        if con is not None and con is not self._con:
-            close_quietly(con)
-
-    def _search_in_halves(self, text: str, where: str, args: list[Any], offset: int, limit: int,
-                          total: int | None, everywhere: bool) -> tuple[list[tuple[int, float]], int] | None:
-        """`search_ids`'s answer with the matches counted and ranked in two halves at once
-        (`_in_halves`), each half's best merged; None when it cannot be had that way. TOTAL: the
-        count, when already known. EVERYWHERE: both scopes without tags (`_best_first` may serve)."""
-        need = offset + limit
-        ahead = _ahead(need) if everywhere and need <= RANK_AHEAD_MAX else None
-
-        def half(con: sqlite3.Connection, part: str, part_args: list[Any]) -> tuple[int | None, list[Any]]:
-            count = self._count_matches(text, where, args, con, (part, part_args)) if total is None else None
-            if ahead is not None:
-                return count, con.execute(_BEST_SQL_PART.format(part=part), [text, *part_args, ahead + 1]).fetchall()
-            return count, con.execute(_RANKED_SQL.format(part=part, where=where),
-                                      [text, *part_args, *args, need, 0]).fetchall()
-
-        halves = self._in_halves(half)
-        if halves is None:
-            return None
-        (low_count, low), (high_count, high) = halves
-        if total is None:
-            assert low_count is not None and high_count is not None
-            total = low_count + high_count
-        if ahead is not None:
-            best = sorted(low + high, key=lambda r: r[1])[:ahead + 1]
-            page = self._best_first(best, where, args, offset, limit)
-            if page is not None:
-                return page, total
-            rows = self._con.execute(_RANKED_SQL.format(part="", where=where), [text, *args, need, 0]).fetchall()
-        else:
-            # In the full query's order: score, then the listing order (`_ORDER`'s three keys).
-            rows = sorted(low + high, key=lambda r: r[1:])
-        return [(r[0], r[1]) for r in rows[offset:need]], total
-
-    def _in_halves(self, work: Callable[[sqlite3.Connection, str, list[Any]], T]) -> tuple[T, T] | None:
-        """WORK(connection, a condition on `fts.rowid`, its arguments) for the lower half of the
-        rowids on this thread and for the upper half on the second reader's thread (`halves`),
-        both at once: the two answers; None when there is no second reader to be had (an index in
-        memory, one CPU, a reader that failed, `$MEMORY_LENS_NOTES_SPLIT` set to `0`) or another
-        process changed the index meanwhile (the halves could have seen two versions of it)."""
-        if self.db_path is None or _cpus() < 2 or os.environ.get(ENV_SPLIT) == "0":
-            return None
-        if self._second is None:
-            build = _build_id(self._con)
-            self._second = SecondReader(self.db_path, _tune, lambda con: _build_id(con) == build, _BUSY_SECONDS)
-        # Two subqueries: each is one step of the rowid b-tree; `min(id), max(id)` in one scans it.
-        low, high = self._con.execute("SELECT (SELECT min(id) FROM files), (SELECT max(id) FROM files)").fetchone()
-        if low is None or low == high:
-            return None
-        middle = (low + high) // 2
-        version = self._con.execute("PRAGMA data_version").fetchone()[0]
-        second = self._second
-        future = second.submit(lambda con: work(con, " AND fts.rowid > ?", [middle]))
-        if future is None:
-            return None
-        theirs: T | None = None
+        con = sqlite3.connect(str(self.db_path), timeout=_BUSY_SECONDS, isolation_level=None,
+                              check_same_thread=False)
         try:
-            mine = work(self._con, " AND fts.rowid <= ?", [middle])
-        finally:  # the reader's half is waited for even when this one failed
-            try:
-                theirs = future.result()
-            except sqlite3.Error as err:
-                second.fail(err)
-        if second.failed or self._con.execute("PRAGMA data_version").fetchone()[0] != version:
-            return None
-        return mine, theirs  # type: ignore[return-value]
+            _tune(con)
+            if _build_id(con) != build:
+                raise sqlite3.DatabaseError("the notes index file was replaced since it was opened")
+        except BaseException:
+            con.close()
+            raise
+        return con
 
-    def _close_second(self) -> None:
-        second, self._second = self._second, None
-        if second is not None:
-            second.close()
+    def is_current(self, con: sqlite3.Connection) -> bool:
+        """Whether CON (from `open_reader`) still reads the database this index has open."""
+        with self._lock:
+            return not self._closed and _build_id(con) == _build_id(self._con)
 
-    def _best_first(self, best: list[Any], where: str, args: list[Any],
-                    offset: int, limit: int) -> list[tuple[int, float]] | None:
-        """The page of a broad search, exactly as the full query orders it, without joining every
-        match with its file row (2 of 10 ms with 10,000 matches): BEST, the FTS table's best
-        `_ahead(offset + limit) + 1` matches by score, (rowid, score), best first (fewer: every
-        match); those scoring strictly better than the first one left out are every match of
-        those scores, so when enough of them are visible notes, the page is among them, in the
-        same order (score, then the listing order). None when it cannot tell."""
-        need = offset + limit
-        ahead = _ahead(need)
-        every = len(best) <= ahead
-        if not every:
-            cut = best[ahead][1]
-            best = [r for r in best[:ahead] if r[1] < cut]
-            if len(best) < need:
-                return None
-        if not best:
-            return []
-        values = ",".join("(?, ?)" for _ in best)
-        visible = self._con.execute(
-            f"WITH c(id, score) AS (VALUES {values}) SELECT f.id, c.score FROM c JOIN files f ON f.id = c.id "
-            f"WHERE 1=1{where} ORDER BY c.score, {_ORDER}", [x for r in best for x in r] + args).fetchall()
-        if len(visible) < need and not every:
-            return None  # notes left out by the filters left too few: the full query decides
-        return [(r[0], r[1]) for r in visible[offset:need]]
-
-    # The plain scan (no FTS5) ----------------------------------------------------------------------
-
-    def _scan(self, query: fulltext.Query, scopes: Sequence[Scope],
-              tags: Sequence[str]) -> list[tuple[int, tuple[float, int, str, str]]]:
-        """(id, (score, scope order, name key, name)) of every visible match, by a scan of the
-        tokens with FTS5's bm25 formula and statistics (every indexed note counts)."""
-        generation = self._con.execute("PRAGMA data_version").fetchone()[0]
-        if self._scan_cache is None or self._scan_cache[0] != generation:
-            docs = {}
-            for r in self._con.execute("SELECT rowid, name, tags, content FROM fts"):
-                texts = [r[1], r[2], r[3]]
-                docs[r[0]] = (texts, [t.split() for t in texts])
-            self._scan_cache = (generation, docs)
-        docs = self._scan_cache[1]
-        n_rows = len(docs)
-        if not n_rows:
-            return []
-        total_tokens = sum(sum(len(c) for c in cols) for _, cols in docs.values())
-        avgdl = total_tokens / n_rows
-        hits = [0] * len(query.phrases)
-        matches: list[tuple[int, list[list[int]], int]] = []
-        for doc_id, (texts, columns) in docs.items():
-            raw = fulltext.raw_counts(query, columns, texts)
-            for i, per_column in enumerate(raw):
-                if any(per_column):
-                    hits[i] += 1
-            counts = fulltext.phrase_counts(query, raw)
-            if counts is not None:
-                matches.append((doc_id, counts, sum(len(c) for c in columns)))
-        idfs = [fulltext.idf(n_rows, h) for h in hits]
-        where, args = self._filters(scopes, tags, fts_first=False)
-        visible = {r[0]: (r[1], r[2], r[3]) for r in self._con.execute(
-            f"SELECT f.id, f.scope, f.name_key, f.name FROM files f WHERE 1=1{where}", args)}
-        out = []
-        for doc_id, counts, size in matches:
-            meta = visible.get(doc_id)
-            if meta is None:
-                continue
-            score = fulltext.bm25_score(counts, idfs, size, avgdl)
-            out.append((doc_id, (score, 0 if meta[0] == "project" else 1, meta[1], meta[2])))
-        return out
+    @staticmethod
+    def generation(con: sqlite3.Connection) -> str | None:
+        """Which state of the notes the database on CON holds: changed by every commit of `_apply`."""
+        row = con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        return row[0] if row else None
 
 
 # Files on disk ---------------------------------------------------------------------------------
-
-
-def _ahead(need: int) -> int:
-    """How many of the FTS table's best matches `_best_first` takes for a page ending at NEED."""
-    return RANK_AHEAD_FACTOR * need + RANK_AHEAD_EXTRA
-
-
-@lru_cache(maxsize=1)
-def _cpus() -> int:
-    return usable_cpus()
 
 
 def _tune(con: sqlite3.Connection) -> None:
     """What every connection to the index sets: its page cache, temporary tables in memory."""
     con.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
     con.execute("PRAGMA temp_store=MEMORY")
-
-
-def _generation(con: sqlite3.Connection) -> str | None:
-    row = con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
-    return row[0] if row else None
-
-
-def _match_count(con: sqlite3.Connection, term: str) -> int:
-    return con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (term,)).fetchone()[0]
 
 
 def _build_id(con: sqlite3.Connection) -> str | None:
