@@ -189,6 +189,35 @@ def test_a_broad_term_searched_gets_a_shortlist_in_the_background(sandbox: Notes
         store.close()
 
 
+def test_an_index_kept_in_memory_builds_and_uses_shortlists_too(sandbox: NotesSandbox, monkeypatch) -> None:
+    write_notes(sandbox, random.Random(11), 200)
+    blocker = sandbox.root / "blocked"
+    blocker.write_text("a file where the cache directory should be")
+    store = sandbox.store(index_dir=blocker / "index")
+    try:
+        store.index.sync(force=True)
+        assert store.index.db_path is None
+        assert store.index.prepare_shortlists() > 10
+        assert assert_same_pages(store.index, monkeypatch, 12) > 60
+    finally:
+        store.close()
+
+
+def test_a_rebuilt_index_gets_its_shortlists_again(sandbox: NotesSandbox, monkeypatch) -> None:
+    write_notes(sandbox, random.Random(12), 200)
+    store = open_store(sandbox)
+    try:
+        assert store.index.prepare_shortlists() > 10  # its reading connection is open now
+        with store.index.lock:
+            store.index._rebuild()  # a new database file, as after a damaged one
+        con = store.index.connection
+        assert con.execute("SELECT count(*) FROM short_terms").fetchone()[0] == 0
+        assert store.index.prepare_shortlists() > 10  # read from the new file, not the old one
+        assert assert_same_pages(store.index, monkeypatch, 13) > 60
+    finally:
+        store.close()
+
+
 def test_shortlists_can_be_turned_off(sandbox: NotesSandbox, monkeypatch) -> None:
     write_notes(sandbox, random.Random(6), 120)
     monkeypatch.setenv(ENV_SHORTLISTS, "0")

@@ -433,12 +433,16 @@ class NotesIndex:
             if con.execute("PRAGMA data_version").fetchone()[0] != self._known_version:
                 dropped = list(dict.fromkeys([*dropped, *stale]))  # another process wrote since: any may be there
             names: set[str] = set()
+            gone: list[int] = []
             for fname in dropped:
                 row = con.execute("SELECT id, name FROM files WHERE scope=? AND fname=?", (scope, fname)).fetchone()
                 if row is not None:
                     self._drop(row[0])
+                    gone.append(row[0])
                     if row[1] is not None:
                         names.add(row[1])
+            if self.fts and gone:
+                shortlists.forget(con, gone)
             next_id = con.execute("SELECT coalesce(max(id), 0) + 1 FROM files").fetchone()[0]
             files, bodies, tags, texts, broken, tokens = [], [], [], [], [], []
             for rowid, (fname, result) in enumerate(parsed, next_id):
@@ -484,8 +488,6 @@ class NotesIndex:
         self._dirty = True
 
     def _drop(self, rowid: int) -> None:
-        if self.fts:
-            shortlists.forget(self._con, rowid)
         for table, key in (("files", "id"), ("bodies", "id"), ("tags", "id"), ("fts", "rowid")):
             self._con.execute(f"DELETE FROM {table} WHERE {key}=?", (rowid,))
 

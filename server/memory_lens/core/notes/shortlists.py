@@ -229,11 +229,14 @@ def store(con: sqlite3.Connection, built: Built) -> None:
         log.info("notes: the scores of %s could not be reproduced; its searches rank every match", text)
 
 
-def forget(con: sqlite3.Connection, note: int) -> None:
-    """Take NOTE (an FTS rowid about to be removed) out of every shortlist."""
-    con.execute("UPDATE short_terms SET changes = changes + 1 WHERE id IN (SELECT term FROM short_rows WHERE id=?)",
-                (note,))
-    con.execute("DELETE FROM short_rows WHERE id=?", (note,))
+def forget(con: sqlite3.Connection, notes: Sequence[int]) -> None:
+    """Take NOTES (FTS rowids removed) out of every shortlist."""
+    changes: Counter[int] = Counter()
+    for note in notes:
+        changes.update(r[0] for r in con.execute("SELECT term FROM short_rows WHERE id=?", (note,)))
+    if changes:
+        con.executemany("DELETE FROM short_rows WHERE id=?", [(n,) for n in notes])
+        con.executemany("UPDATE short_terms SET changes = changes + ? WHERE id=?", [(n, t) for t, n in changes.items()])
 
 
 class Terms:
