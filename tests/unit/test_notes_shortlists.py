@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import pytest
 
@@ -88,16 +89,22 @@ def assert_same_pages(index: NotesIndex, monkeypatch: pytest.MonkeyPatch, seed: 
     return index.shortlisted - before
 
 
-def open_store(sandbox: NotesSandbox) -> NotesStore:
-    store = sandbox.store()
-    store.index.sync(force=True)
-    return store
+@contextmanager
+def notes_store(sandbox: NotesSandbox, seed: int, count: int = 200,
+                **options: Any) -> Iterator[tuple[NotesStore, random.Random]]:
+    """COUNT generated notes (from SEED) and a store over them, in step; its random source."""
+    rng = random.Random(seed)
+    write_notes(sandbox, rng, count)
+    store = sandbox.store(**options)
+    try:
+        store.index.sync(force=True)
+        yield store, rng
+    finally:
+        store.close()
 
 
 def test_pages_from_shortlists_are_exactly_the_full_rankings(sandbox: NotesSandbox, monkeypatch) -> None:
-    write_notes(sandbox, random.Random(1), 240)
-    store = open_store(sandbox)
-    try:
+    with notes_store(sandbox, 1, 240) as (store, _):
         assert store.index.prepare_shortlists() > 10
         terms = {r[0] for r in store.index._con.execute("SELECT term FROM short_terms WHERE size > 0")}
         assert {'"alpha"', '"al" *', '"ga" *'} <= terms
@@ -105,15 +112,10 @@ def test_pages_from_shortlists_are_exactly_the_full_rankings(sandbox: NotesSandb
         assert answered > 60  # many broad searches come from a shortlist…
         # …and the others (deep pages, selective filters) from the full ranking, still equal.
         assert answered < len(searches(random.Random(7)))
-    finally:
-        store.close()
 
 
 def test_shortlists_stay_exact_while_notes_change(sandbox: NotesSandbox, monkeypatch) -> None:
-    rng = random.Random(2)
-    write_notes(sandbox, rng, 200)
-    store = open_store(sandbox)
-    try:
+    with notes_store(sandbox, 2) as (store, rng):
         store.index.prepare_shortlists()
         # Edited by hand, added, deleted, a second file of one name (the note hidden behind it),
         # a broken file: then brought in step, and compared before any shortlist is built again.
@@ -128,15 +130,10 @@ def test_shortlists_stay_exact_while_notes_change(sandbox: NotesSandbox, monkeyp
         # Worn shortlists are built again, and still agree.
         assert store.index.prepare_shortlists(discover=False) > 0
         assert assert_same_pages(store.index, monkeypatch, 9) > 60
-    finally:
-        store.close()
 
 
 def test_changes_made_by_another_process_keep_the_shortlists_exact(sandbox: NotesSandbox, monkeypatch) -> None:
-    rng = random.Random(3)
-    write_notes(sandbox, rng, 200)
-    server = open_store(sandbox)
-    try:
+    with notes_store(sandbox, 3) as (server, rng):
         server.index.prepare_shortlists()
         other = sandbox.store()  # another store on the same index database (as a CLI process)
         try:
@@ -147,14 +144,10 @@ def test_changes_made_by_another_process_keep_the_shortlists_exact(sandbox: Note
             other.close()
         server.index.sync(force=True)
         assert assert_same_pages(server.index, monkeypatch, 10) > 60
-    finally:
-        server.close()
 
 
 def test_a_term_whose_scores_cannot_be_reproduced_is_ranked_in_full(sandbox: NotesSandbox, monkeypatch) -> None:
-    write_notes(sandbox, random.Random(4), 200)
-    store = open_store(sandbox)
-    try:
+    with notes_store(sandbox, 4) as (store, _):
         con = store.index._con
         # One note's recorded length off by one: worked back from it, its score no longer matches.
         row = con.execute("SELECT rowid FROM fts WHERE fts MATCH '\"alpha\"' LIMIT 1").fetchone()
@@ -168,16 +161,11 @@ def test_a_term_whose_scores_cannot_be_reproduced_is_ranked_in_full(sandbox: Not
         monkeypatch.delenv(ENV_SHORTLISTS)
         assert store.index.search_ids(query, BOTH, [], 0, 20) == full
         assert store.index.shortlisted == before
-    finally:
-        store.close()
 
 
 def test_a_broad_term_searched_gets_a_shortlist_in_the_background(sandbox: NotesSandbox, monkeypatch) -> None:
-    write_notes(sandbox, random.Random(5), 200)
     monkeypatch.setattr(index_module, "SHORTLIST_DISCOVERY_SECONDS", 3600.0)
-    store = sandbox.store(freshness=0.05)
-    try:
-        store.index.sync(force=True)
+    with notes_store(sandbox, 5, freshness=0.05) as (store, _):
         store.index.start_refresh()
         query = fulltext.parse_query("alph*")  # a 4-character prefix: never looked for unsearched
         deadline = time.monotonic() + 20
@@ -185,28 +173,19 @@ def test_a_broad_term_searched_gets_a_shortlist_in_the_background(sandbox: Notes
             store.index.search_ids(query, BOTH, [], 0, 10)
             time.sleep(0.05)
         assert store.index.shortlisted > 0
-    finally:
-        store.close()
 
 
 def test_an_index_kept_in_memory_builds_and_uses_shortlists_too(sandbox: NotesSandbox, monkeypatch) -> None:
-    write_notes(sandbox, random.Random(11), 200)
     blocker = sandbox.root / "blocked"
     blocker.write_text("a file where the cache directory should be")
-    store = sandbox.store(index_dir=blocker / "index")
-    try:
-        store.index.sync(force=True)
+    with notes_store(sandbox, 11, index_dir=blocker / "index") as (store, _):
         assert store.index.db_path is None
         assert store.index.prepare_shortlists() > 10
         assert assert_same_pages(store.index, monkeypatch, 12) > 60
-    finally:
-        store.close()
 
 
 def test_a_rebuilt_index_gets_its_shortlists_again(sandbox: NotesSandbox, monkeypatch) -> None:
-    write_notes(sandbox, random.Random(12), 200)
-    store = open_store(sandbox)
-    try:
+    with notes_store(sandbox, 12) as (store, _):
         assert store.index.prepare_shortlists() > 10  # its reading connection is open now
         with store.index.lock:
             store.index._rebuild()  # a new database file, as after a damaged one
@@ -214,32 +193,22 @@ def test_a_rebuilt_index_gets_its_shortlists_again(sandbox: NotesSandbox, monkey
         assert con.execute("SELECT count(*) FROM short_terms").fetchone()[0] == 0
         assert store.index.prepare_shortlists() > 10  # read from the new file, not the old one
         assert assert_same_pages(store.index, monkeypatch, 13) > 60
-    finally:
-        store.close()
 
 
 def test_shortlists_can_be_turned_off(sandbox: NotesSandbox, monkeypatch) -> None:
-    write_notes(sandbox, random.Random(6), 120)
     monkeypatch.setenv(ENV_SHORTLISTS, "0")
-    store = open_store(sandbox)
-    try:
+    with notes_store(sandbox, 6, 120) as (store, _):
         assert store.index.prepare_shortlists() == 0
         store.search("alpha")
         assert store.index.shortlisted == 0
-    finally:
-        store.close()
 
 
 def test_fts_totals_are_fts5_own_counts(sandbox: NotesSandbox) -> None:
-    write_notes(sandbox, random.Random(7), 150)
-    store = open_store(sandbox)
-    try:
+    with notes_store(sandbox, 7, 150) as (store, _):
         con = store.index._con
         rows, tokens = shortlists.fts_totals(con)
         assert rows == con.execute("SELECT count(*) FROM fts").fetchone()[0] == 150
         assert tokens == con.execute("SELECT sum(tokens) FROM files WHERE error IS NULL").fetchone()[0]
-    finally:
-        store.close()
 
 
 def test_varints_read_every_length() -> None:

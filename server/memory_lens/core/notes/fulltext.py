@@ -192,8 +192,14 @@ def bm25_score(counts: list[list[int]], idfs: Sequence[float], doc_tokens: int, 
         for column, n in enumerate(per_column):
             for _ in range(n):
                 freq += WEIGHTS[column]
-        score += idfs[i] * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * doc_tokens / avgdl)))
+        score += phrase_weight(freq, idfs[i], doc_tokens, avgdl)
     return -1.0 * score
+
+
+def phrase_weight(freq: float, idf: float, doc_tokens: int, avgdl: float) -> float:
+    """One phrase's part of bm25() for a document of DOC_TOKENS tokens where its hits weigh FREQ
+    (the operations in the order of FTS5's fts5_aux.c, so the same double)."""
+    return idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * doc_tokens / avgdl)))
 
 
 # Snippets ----------------------------------------------------------------------------------

@@ -47,11 +47,11 @@ KEEP = 16  # notes kept per value of F (and those tying with the last one)
 PREFIX_LENGTHS = (2, 3)  # prefixes given a shortlist unsearched (FTS5 indexes these lengths)
 PAGE_MAX = 200  # a page ending deeper than this is ranked in full
 REBUILD_AT = 0.5  # a shortlist whose rows changed by this share of its size is built again
-_WEIGHTS = tuple(int(w) for w in fulltext.WEIGHTS)  # F is a whole number: the weights are
+_WEIGHTS = tuple(int(w) for w in fulltext.WEIGHTS)  # whole numbers, so F (a sum of them) is one
 UNRANKABLE = -1  # `short_terms.size` of a term whose scores could not be reproduced
 
 # One score, as FTS5's bm25() computes it for a query of one phrase (fts5_aux.c): the same
-# operations in the same order, so the same double.
+# operations in the same order, so the same double (`score` and `fulltext.phrase_weight` in Python).
 _SCORE = "-1.0 * (0.0 + :idf * ((%(f)s * (:k1 + 1.0)) / (%(f)s + :k1 * (1 - :b + :b * %(d)s / :avgdl))))"
 # Every match of :term with its score and length, F worked back from both, grouped by (F, length):
 # how many notes, which, and how many of their scores the formula does not give back exactly.
@@ -122,9 +122,8 @@ def _varints(blob: bytes) -> list[int]:
 
 
 def score(f: int, d: int, idf: float, avgdl: float) -> float:
-    """`bm25()` of a note with weighted hits F and length D (as `_SCORE`)."""
-    k1, b = fulltext.K1, fulltext.B
-    return -1.0 * (0.0 + idf * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * d / avgdl))))
+    """`bm25()` of a note with weighted hits F and length D, for a query of one term (as `_SCORE`)."""
+    return -1.0 * (0.0 + fulltext.phrase_weight(f, idf, d, avgdl))
 
 
 def _statistics(con: sqlite3.Connection, matches: int) -> dict[str, Any] | None:
