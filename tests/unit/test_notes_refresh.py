@@ -44,13 +44,13 @@ def test_with_the_refresh_running_requests_list_only_a_directory_that_changed(
     store.index.sync(force=True)
     store.index.start_refresh(interval=3600)  # its first round is an hour away
     listed: list[Path] = []
-    real = index_module._list_directory
+    real = index_module.list_note_files
 
     def counting(directory: Path) -> dict[str, tuple[int, int, int]]:
         listed.append(directory)
         return real(directory)
 
-    monkeypatch.setattr(index_module, "_list_directory", counting)
+    monkeypatch.setattr(index_module, "list_note_files", counting)
     try:
         for _ in range(3):
             assert store.search("alpha").total == 2

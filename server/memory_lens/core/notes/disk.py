@@ -1,4 +1,4 @@
-"""Reading and writing one note file.
+"""Note files on disk: listing a notes directory, reading and writing one note file.
 
 Reads go through the core's safe reader (`files.read_memory_file`: FIFOs never opened, invalid
 UTF-8 and permission errors reported, never raised) after a size check, so a huge file is
@@ -23,6 +23,7 @@ from memory_lens.core.files import (
     max_file_bytes_from_env,
     read_memory_file,
 )
+from memory_lens.core.notes.naming import is_note_file
 from memory_lens.core.notes.model import (
     MAX_FILE_BYTES,
     Note,
@@ -199,3 +200,48 @@ def delete_note_file(path: Path, scope: Scope, check: Callable[[StoredNote], Non
 
 
 __all__ = ["NoteError", "create_note_file", "delete_note_file", "read_note_file", "read_note_files", "rewrite_note_file"]
+
+
+# Listing a notes directory -----------------------------------------------------------------
+
+
+def directory_signature(directory: Path) -> tuple[int, int] | None:
+    """(mtime_ns, inode) of DIRECTORY, which a file created, renamed or deleted in it changes; None when it is gone."""
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_ino)
+
+
+def list_note_files(directory: Path, give_way: Callable[[], None] | None = None) -> dict[str, tuple[int, int, int]]:
+    """(size, mtime_ns, inode) of every note file of DIRECTORY (symlinks followed; a dangling
+    one gets zeros, so it is read and reported). GIVE_WAY: called every 256 entries."""
+    out: dict[str, tuple[int, int, int]] = {}
+    try:
+        with os.scandir(directory) as entries:
+            for n, entry in enumerate(entries):
+                if give_way is not None and not n & 255:
+                    give_way()
+                if not is_note_file(entry.name):
+                    continue
+                try:
+                    st = entry.stat()
+                    out[entry.name] = (st.st_size, st.st_mtime_ns, st.st_ino)
+                except OSError:
+                    out[entry.name] = (0, 0, 0)
+    except OSError:
+        return {}
+    return out
+
+
+def note_file_signature(directory: Path, fname: str) -> tuple[int, int, int] | None:
+    """(size, mtime_ns, inode) of note file FNAME of DIRECTORY, as `list_note_files` gives it; None when there is none."""
+    path = directory / fname
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return (0, 0, 0) if os.path.islink(path) else None
+    except OSError:
+        return (0, 0, 0)
+    return (st.st_size, st.st_mtime_ns, st.st_ino)

@@ -39,11 +39,11 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from memory_lens.core.discovery import Scope
 from memory_lens.core.notes import fulltext, shortlists
-from memory_lens.core.notes.disk import read_note_files
+from memory_lens.core.notes.disk import directory_signature, list_note_files, note_file_signature, read_note_files
 from memory_lens.core.notes.halves import SecondReader
 from memory_lens.core.notes.locations import Location
 from memory_lens.core.notes.model import Note, NoteError, tag_key
-from memory_lens.core.notes.naming import candidate_filenames, is_note_file
+from memory_lens.core.notes.naming import candidate_filenames
 from memory_lens.core.notes.search import IndexSearch
 from memory_lens.core.notes.shortlist_builder import ShortlistBuilder
 from memory_lens.core.sqlite_setup import sqlite3
@@ -338,8 +338,8 @@ class NotesIndex:
         for loc in self.locations:
             if self._stop.is_set():
                 break
-            signature = _dir_signature(loc.directory)  # before the listing: a change during it is seen
-            disk = _list_directory(loc.directory, give_way)
+            signature = directory_signature(loc.directory)  # before the listing: a change during it is seen
+            disk = list_note_files(loc.directory, give_way)
             with self._lock:
                 if self._closed:
                     return changed
@@ -388,13 +388,13 @@ class NotesIndex:
             self._sync_location(loc, True)
 
     def _sync_location(self, loc: Location, force: bool) -> int:
-        signature = _dir_signature(loc.directory)
+        signature = directory_signature(loc.directory)
         state = self._dirs.get(loc.scope)
         now = time.monotonic()
         if (not force and state is not None and state.signature == signature
                 and (self._refresher is not None or now - state.swept_at < self.freshness)):
             return 0
-        return self._bring_in_step(loc, _list_directory(loc.directory), signature, now)
+        return self._bring_in_step(loc, list_note_files(loc.directory), signature, now)
 
     def _bring_in_step(self, loc: Location, disk: dict[str, tuple[int, int, int]],
                        signature: tuple[int, int] | None, now: float) -> int:
@@ -517,7 +517,7 @@ class NotesIndex:
         """Index file FNAME of LOC again right away (after Memory Lens wrote or deleted it)."""
         with self._lock:
             def action() -> None:
-                disk = _list_entry(loc.directory, fname)
+                disk = note_file_signature(loc.directory, fname)
                 if disk is None:
                     self._apply(loc, {}, [], [fname])
                 else:
@@ -696,7 +696,7 @@ class NotesIndex:
         return row[0] if row else None
 
 
-# Files on disk ---------------------------------------------------------------------------------
+# The database file and its connections ------------------------------------------------------
 
 
 def _tune(con: sqlite3.Connection) -> None:
@@ -724,46 +724,6 @@ def _remove_db(path: Path) -> None:
             os.unlink(f"{path}{suffix}")
         except OSError:
             pass
-
-
-def _dir_signature(directory: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(directory)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_ino)
-
-
-def _list_directory(directory: Path, give_way: Callable[[], None] | None = None) -> dict[str, tuple[int, int, int]]:
-    """(size, mtime_ns, inode) of every note file of DIRECTORY (symlinks followed; a dangling
-    one gets zeros, so it is read and reported). GIVE_WAY: called every 256 entries."""
-    out: dict[str, tuple[int, int, int]] = {}
-    try:
-        with os.scandir(directory) as entries:
-            for n, entry in enumerate(entries):
-                if give_way is not None and not n & 255:
-                    give_way()
-                if not is_note_file(entry.name):
-                    continue
-                try:
-                    st = entry.stat()
-                    out[entry.name] = (st.st_size, st.st_mtime_ns, st.st_ino)
-                except OSError:
-                    out[entry.name] = (0, 0, 0)
-    except OSError:
-        return {}
-    return out
-
-
-def _list_entry(directory: Path, fname: str) -> tuple[int, int, int] | None:
-    path = directory / fname
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return (0, 0, 0) if os.path.islink(path) else None
-    except OSError:
-        return (0, 0, 0)
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def _index_columns(note: Note) -> tuple[str, str, str]:
