@@ -206,7 +206,8 @@ __all__ = ["NoteError", "create_note_file", "delete_note_file", "read_note_file"
 
 
 def directory_signature(directory: Path) -> tuple[int, int] | None:
-    """(mtime_ns, inode) of DIRECTORY, which a file created, renamed or deleted in it changes; None when it is gone."""
+    """(mtime_ns, inode) of DIRECTORY, which a file created, renamed or deleted in it changes;
+    None when it is gone."""
     try:
         st = os.stat(directory)
     except OSError:
@@ -236,7 +237,8 @@ def list_note_files(directory: Path, give_way: Callable[[], None] | None = None)
 
 
 def note_file_signature(directory: Path, fname: str) -> tuple[int, int, int] | None:
-    """(size, mtime_ns, inode) of note file FNAME of DIRECTORY, as `list_note_files` gives it; None when there is none."""
+    """(size, mtime_ns, inode) of note file FNAME of DIRECTORY, as `list_note_files` gives it;
+    None when there is none."""
     path = directory / fname
     try:
         st = os.stat(path)
