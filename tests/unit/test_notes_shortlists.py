@@ -234,4 +234,17 @@ def test_varints_read_every_length() -> None:
 def test_the_column_weights_are_whole_numbers() -> None:
     """A note's F is a sum of weights, kept as a whole number and worked back by rounding."""
     assert all(w == int(w) for w in fulltext.WEIGHTS)
-    assert shortlists._WEIGHTS == tuple(int(w) for w in fulltext.WEIGHTS)
+
+
+def test_hits_counted_from_tokens_are_those_worked_back_from_bm25(sandbox: NotesSandbox) -> None:
+    """Notes added later get F from Memory Lens's tokens (`Terms.hits`); a build works F back
+    from FTS5's scores. For every shortlisted note of every term, both agree."""
+    with notes_store(sandbox, 14, 240) as (store, _):
+        store.index.prepare_shortlists()
+        con = store.index.connection
+        terms = shortlists.Terms(con)
+        stored = con.execute("SELECT term, id, f FROM short_rows").fetchall()
+        assert len(stored) > 500 and len(terms.prefixes) > 3 and len(terms.exact) > 3
+        columns = {r[0]: [c.split() for c in r[1:]] for r in con.execute("SELECT rowid, name, tags, content FROM fts")}
+        for term_id, note, f in stored:
+            assert terms.hits(columns[note]).get(term_id) == f, (term_id, note)

@@ -34,6 +34,7 @@ COLUMNS = ("name", "tags", "content")
 WEIGHTS = (4.0, 2.0, 1.0)
 K1, B = 1.2, 0.75
 SNIPPET_CHARS = 160
+PREFIX_INDEX_LENGTHS = (2, 3)  # prefix lengths FTS5 keeps an index of (its `prefix` option)
 
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 _DIACRITICS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")

@@ -247,7 +247,7 @@ class NotesIndex:
         con.execute("CREATE INDEX IF NOT EXISTS tags_id ON tags(id)")
         if self.fts:
             con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(name, tags, content, "
-                        f"tokenize=\"{_TOKENIZER}\", prefix='2 3')")
+                        f"tokenize=\"{_TOKENIZER}\", prefix='{' '.join(map(str, fulltext.PREFIX_INDEX_LENGTHS))}')")
             shortlists.create_schema(con)
         else:
             con.execute("CREATE TABLE IF NOT EXISTS fts(rowid INTEGER PRIMARY KEY, name TEXT, tags TEXT, content TEXT)")

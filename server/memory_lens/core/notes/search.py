@@ -180,7 +180,7 @@ class IndexSearch:
 
     def _fts_count(self, text: str) -> int:
         """How many rows of the FTS table match TEXT (an FTS5 query), visible notes or not."""
-        return self._con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", [text]).fetchone()[0]
+        return shortlists.match_count(self._con, text)
 
     def _everywhere(self, scopes: Sequence[Scope], tags: Sequence[str]) -> bool:
         """SCOPES and TAGS filter nothing out: every scope of this index, no tag."""

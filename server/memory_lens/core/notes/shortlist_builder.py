@@ -47,8 +47,7 @@ class ShortlistBuilder:
                 with self._reading() as reader:
                     todo = list(dict.fromkeys([*wanted, *shortlists.worn(reader)]))
                     if discover:
-                        todo += [t for t in shortlists.broad_terms(reader, lambda term: _match_count(reader, term))
-                                 if t not in todo]
+                        todo += [t for t in shortlists.broad_terms(reader) if t not in todo]
                 built = 0
                 for term in todo:
                     if index.stopping.is_set():
@@ -111,8 +110,4 @@ class ShortlistBuilder:
     def _close(self) -> None:
         con, self._con = self._con, None
         close_quietly(con)
-
-
-def _match_count(con: sqlite3.Connection, term: str) -> int:
-    return con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (term,)).fetchone()[0]
 

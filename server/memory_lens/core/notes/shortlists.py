@@ -44,7 +44,7 @@ log = logging.getLogger("memory_lens.notes")
 
 BROAD = 2000  # a term in this many notes gets a shortlist (below it, ranking all costs < 2 ms)
 KEEP = 16  # notes kept per value of F (and those tying with the last one)
-PREFIX_LENGTHS = (2, 3)  # prefixes given a shortlist unsearched (FTS5 indexes these lengths)
+PREFIX_LENGTHS = fulltext.PREFIX_INDEX_LENGTHS  # prefixes given a shortlist unsearched
 PAGE_MAX = 200  # a page ending deeper than this is ranked in full
 REBUILD_AT = 0.5  # a shortlist whose rows changed by this share of its size is built again
 _WEIGHTS = tuple(int(w) for w in fulltext.WEIGHTS)  # whole numbers, so F (a sum of them) is one
@@ -81,6 +81,11 @@ def create_schema(con: sqlite3.Connection) -> None:
     con.execute("CREATE INDEX IF NOT EXISTS short_rows_id ON short_rows(id)")
     con.execute("CREATE TABLE IF NOT EXISTS short_fronts(term INTEGER NOT NULL, f INTEGER NOT NULL, "
                 "d INTEGER NOT NULL, PRIMARY KEY(term, f)) WITHOUT ROWID")
+
+
+def match_count(con: sqlite3.Connection, text: str) -> int:
+    """How many rows of the FTS table match TEXT (an FTS5 query), visible notes or not."""
+    return con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (text,)).fetchone()[0]
 
 
 def term_of(query: fulltext.Query) -> fulltext.Phrase | None:
@@ -187,7 +192,7 @@ def measure(con: sqlite3.Connection, term: fulltext.Phrase, generation: Any) -> 
     snapshot's generation, which `store` checks is still current); None when no note matches."""
     con.execute("BEGIN")
     try:
-        matches = con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (term.fts(),)).fetchone()[0]
+        matches = match_count(con, term.fts())
         stats = _statistics(con, matches)
         if not matches or stats is None:
             return None
@@ -249,14 +254,16 @@ class Terms:
             (self.prefixes if prefix else self.exact)[token] = term_id
         self.lengths = sorted({len(p) for p in self.prefixes})
         self.fronts: dict[tuple[int, int], int] = {}
-        if self.exact or self.prefixes:
+        if not self.empty:
             self.fronts = {(t, f): d for t, f, d in con.execute("SELECT term, f, d FROM short_fronts")}
+
+    @property
+    def empty(self) -> bool:
+        return not self.exact and not self.prefixes
 
     def hits(self, columns: Sequence[Sequence[str]]) -> dict[int, int]:
         """{term id: F} of a note whose columns (name, tags, content) hold the tokens COLUMNS."""
         out: dict[int, int] = {}
-        if not self.exact and not self.prefixes:
-            return out
         for weight, tokens in zip(_WEIGHTS, columns):
             for token, n in Counter(tokens).items():
                 term_id = self.exact.get(token)
@@ -274,6 +281,8 @@ class Terms:
 def note_added(con: sqlite3.Connection, terms: Terms, notes: Iterable[tuple[int, Sequence[Sequence[str]]]]) -> None:
     """Add NOTES, (FTS rowid, tokens of its columns), to the shortlist of every term they hold,
     unless they are no shorter than the front of their F (then they may stay out)."""
+    if terms.empty:
+        return
     rows: list[tuple[int, int, int]] = []
     changes: Counter[int] = Counter()
     for note, columns in notes:
@@ -293,9 +302,9 @@ def worn(con: sqlite3.Connection) -> list[fulltext.Phrase]:
         "SELECT token, prefix FROM short_terms WHERE size >= 0 AND changes > ? * max(size, 1)", (REBUILD_AT,))]
 
 
-def broad_terms(con: sqlite3.Connection, matches: Any) -> list[fulltext.Phrase]:
-    """The words in at least BROAD notes, and the prefixes of PREFIX_LENGTHS characters that are
-    (MATCHES(term): how many notes match an FTS5 term), without a shortlist yet."""
+def broad_terms(con: sqlite3.Connection) -> list[fulltext.Phrase]:
+    """The words in at least BROAD notes, and the prefixes of PREFIX_LENGTHS characters that
+    are, without a shortlist yet."""
     con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_words USING fts5vocab(main, fts, row)")
     words = con.execute("SELECT term, doc FROM temp.fts_words").fetchall()
     have = {r[0] for r in con.execute("SELECT term FROM short_terms")}
@@ -308,6 +317,6 @@ def broad_terms(con: sqlite3.Connection, matches: Any) -> list[fulltext.Phrase]:
     for prefix, bound in bounds.items():
         if bound >= BROAD:
             term = _term(prefix, True)
-            if term.fts() not in have and matches(term.fts()) >= BROAD:
+            if term.fts() not in have and match_count(con, term.fts()) >= BROAD:
                 out.append(term)
     return [t for t in out if t.fts() not in have]
