@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 import json
 import re
-import tomllib
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
@@ -19,6 +19,11 @@ from memory_lens.core.settings import Settings
 from memory_lens.lsp import compat
 from memory_lens.lsp.app import build_server
 from memory_lens.lsp.server import MemoryLensServer
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

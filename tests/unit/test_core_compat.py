@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tomllib
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

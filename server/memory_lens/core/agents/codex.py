@@ -23,10 +23,15 @@ instructions loader of its config; pinned in docs/agents.md):
 from __future__ import annotations
 
 import os
-import tomllib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, before it joined the standard library
+    import tomli as tomllib
 
 from memory_lens.core.agents.common import (
     AgentSource,
