@@ -7,6 +7,7 @@ Memory Lens shows, byte for byte. The pinned versions are in `real_agents.PINNED
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Callable
 
@@ -282,3 +283,232 @@ def test_gemini(ws: Workspace, name: str) -> None:
     shown = ws.run("show", str(cwd), "--format", "annotated", cwd=cwd, env={"GEMINI_CLI_TRUST_WORKSPACE": "true"})
     assert shown.rc == 0, str(shown)
     assert shown.stdout == (sent + "\n" if sent else "")
+
+
+# Claude Code 2.1.328 ----------------------------------------------------------------------------
+
+CLAUDE: dict[str, Tree] = {}
+PLUGIN = "cc-plugin-agents-md@builtin"
+
+
+def claude_tree(fn: Tree) -> Tree:
+    CLAUDE[fn.__name__] = fn
+    return fn
+
+
+def _files(ws: Workspace, files: dict[str, str], cwd: str, **opts: object) -> tuple[Path, dict]:
+    for rel, content in files.items():
+        if rel.endswith("/"):
+            ws.mkdir(rel)
+        else:
+            ws.write(rel, content.replace("ROOT", str(ws.root)))
+    return ws.path(cwd), dict(opts)
+
+
+def _settings(**keys: object) -> str:
+    return json.dumps(keys)
+
+
+@claude_tree
+def claude_trim_js(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "\ufeff\u00a0 a\r\nb\rc \u2028\u3000\n\x1c"}, "app")
+
+
+@claude_tree
+def claude_empty_left_out(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": " \n\t\n", "app/CLAUDE.local.md": "local\n"}, "app")
+
+
+@claude_tree
+def claude_chain_top_down(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "CLAUDE.md": "above the root\n", "app/CLAUDE.md": "root\n",
+                       "app/pkg/CLAUDE.md": "pkg\n", "app/pkg/.claude/CLAUDE.md": "dot\n",
+                       "app/pkg/CLAUDE.local.md": "local\n"}, "app/pkg")
+
+
+@claude_tree
+def claude_no_git(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"x/CLAUDE.md": "x\n", "x/y/CLAUDE.md": "y\n"}, "x/y")
+
+
+@claude_tree
+def claude_user_file(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"home/.claude/CLAUDE.md": "  user prefs\n\n", "app/.git/": "", "app/CLAUDE.md": "app\n"}, "app")
+
+
+@claude_tree
+def claude_config_dir(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"cfg/CLAUDE.md": "from the config dir\n", "home/.claude/CLAUDE.md": "not read\n",
+                       "cfg/rules/r.md": "config rule\n", "app/.git/": ""}, "app",
+                  env={"CLAUDE_CONFIG_DIR": str(ws.path("cfg"))})
+
+
+@claude_tree
+def claude_below_start_not_at_start(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "root\n", "app/sub/CLAUDE.md": "only on read\n"}, "app")
+
+
+@claude_tree
+def claude_import_four_hops(ws: Workspace) -> tuple[Path, dict]:
+    files = {"app/.git/": "", "app/CLAUDE.md": "@l1.md\n"}
+    files.update({f"app/l{i}.md": f"L{i} @l{i + 1}.md\n" for i in range(1, 7)})
+    return _files(ws, files, "app")
+
+
+@claude_tree
+def claude_import_trimmed_and_code(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "`@a.md` and\n```\n@b.md\n```\n@d.md#frag x@e.md @f.txt @./empty.md\n",
+                       "app/a.md": "A", "app/b.md": "B", "app/d.md": "\n  D  \n", "app/e.md": "E", "app/f.txt": "F",
+                       "app/empty.md": "  \n"}, "app")
+
+
+@claude_tree
+def claude_import_html_comment(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "top\n<!-- @c.md -->\nafter\n", "app/c.md": "C\n"}, "app")
+
+
+@claude_tree
+def claude_import_loop(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "@a.md top\n", "app/a.md": "a @b.md\n",
+                       "app/b.md": "b @a.md @CLAUDE.md\n"}, "app")
+
+
+@claude_tree
+def claude_import_above_start(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "@./docs/a.md\n", "app/docs/a.md": "A\n",
+                       "app/src/x.py": ""}, "app/src")
+
+
+@claude_tree
+def claude_import_external_unapproved(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "@../out.md\n@~/h.md\n", "out.md": "OUT\n",
+                       "home/h.md": "H\n"}, "app")
+
+
+@claude_tree
+def claude_import_external_approved(ws: Workspace) -> tuple[Path, dict]:
+    approved = json.dumps({"projects": {str(ws.path("app")): {"hasClaudeMdExternalIncludesApproved": True}}})
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "@../out.md\n", "out.md": "OUT\n",
+                       "home/.claude.json": approved}, "app")
+
+
+@claude_tree
+def claude_user_imports_anywhere(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"home/.claude/CLAUDE.md": "@~/notes/n.md\n", "home/notes/n.md": "notes\n", "app/.git/": ""}, "app")
+
+
+@claude_tree
+def claude_rules_without_paths(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "claude\n", "app/CLAUDE.local.md": "local\n",
+                       "app/.claude/rules/b.md": "  rule b\n",
+                       "app/.claude/rules/a.md": "---\npaths: src/**/*.py\n---\nrule a py\n",
+                       "app/.claude/rules/sub/c.md": "---\ndescription: x\n---\n\nrule c\n",
+                       "app/.claude/rules/z.txt": "not md\n"}, "app")
+
+
+@claude_tree
+def claude_user_rules(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"home/.claude/CLAUDE.md": "user\n", "home/.claude/rules/u.md": "user rule\n",
+                       "home/.claude/rules/p.md": "---\npaths:\n  - \"*.py\"\n---\npython\n", "app/.git/": ""}, "app")
+
+
+@claude_tree
+def claude_rules_front_matter(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/.claude/rules/a.md": "---\npaths: [unclosed\n---\nbody a\n",
+                       "app/.claude/rules/b.md": "---\npaths:\n  - \"src/[\"\n---\nbody b\n",
+                       "app/.claude/rules/c.md": "---\npaths: \"**\"\n---\nbody c\n",
+                       "app/.claude/rules/d.md": "---\nno close\nbody d\n"}, "app")
+
+
+@claude_tree
+def claude_auto_memory_lines(ws: Workspace) -> tuple[Path, dict]:
+    memory = "".join(f"line {i}\n" for i in range(1, 301))
+    return _files(ws, {"app/.git/": "", "app/sub/x": "", "app/CLAUDE.md": "c\n",
+                       f"home/.claude/projects/{_safe(ws.path('app'))}/memory/MEMORY.md": memory}, "app/sub")
+
+
+@claude_tree
+def claude_auto_memory_chars(ws: Workspace) -> tuple[Path, dict]:
+    memory = "".join("x" * 150 + f" {i}\n" for i in range(1, 181))
+    return _files(ws, {"app/.git/": "", f"home/.claude/projects/{_safe(ws.path('app'))}/memory/MEMORY.md": memory},
+                  "app")
+
+
+@claude_tree
+def claude_agents_fallback(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"AGENTS.md": "above the root\n", "app/.git/": "", "app/AGENTS.md": "root agents\n",
+                       "app/.claude/AGENTS.md": "dot agents\n", "app/sub/AGENTS.md": "sub agents\n",
+                       "home/.claude/CLAUDE.md": "a user CLAUDE.md does not count\n"}, "app/sub")
+
+
+@claude_tree
+def claude_agents_off_by_claude_md(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "c\n", "app/AGENTS.md": "root agents\n",
+                       "app/sub/AGENTS.md": "sub agents\n"}, "app/sub")
+
+
+@claude_tree
+def claude_agents_off_by_local(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.local.md": "local\n", "app/AGENTS.md": "agents\n"}, "app")
+
+
+@claude_tree
+def claude_agents_empty_claude_md(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "  \n", "app/AGENTS.md": "agents\n",
+                       "app/below/CLAUDE.md": "below the start: does not count\n"}, "app")
+
+
+@claude_tree
+def claude_agents_after_rules_with_import(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/AGENTS.md": "@./x.md agents\n", "app/x.md": "X\n",
+                       "app/.claude/rules/r.md": "rule\n"}, "app")
+
+
+@claude_tree
+def claude_mode_both(ws: Workspace) -> tuple[Path, dict]:
+    mode = _settings(pluginConfigs={PLUGIN: {"options": {"instructionFiles": "claude-md-and-agents-md"}}})
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "c\n", "app/AGENTS.md": "agents\n",
+                       "app/sub/AGENTS.md": "sub agents\n", "home/.claude/settings.json": mode}, "app/sub")
+
+
+@claude_tree
+def claude_mode_claude_md(ws: Workspace) -> tuple[Path, dict]:
+    mode = _settings(pluginConfigs={PLUGIN: {"options": {"instructionFiles": "claude-md"}}})
+    return _files(ws, {"app/.git/": "", "app/AGENTS.md": "agents\n", "home/.claude/settings.json": mode}, "app")
+
+
+@claude_tree
+def claude_mode_managed_only(ws: Workspace) -> tuple[Path, dict]:
+    mode = _settings(pluginConfigs={PLUGIN: {"options": {"instructionFiles": "managed-only"}}})
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "c\n", "home/.claude/CLAUDE.md": "u\n",
+                       "home/.claude/settings.json": mode}, "app")
+
+
+@claude_tree
+def claude_md_excludes(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "c\n", "app/pkg/CLAUDE.md": "pkg\n",
+                       "home/.claude/settings.json": _settings(claudeMdExcludes=["**/pkg/CLAUDE.md"])}, "app/pkg")
+
+
+@claude_tree
+def claude_both_project_names(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "c1\n", "app/.claude/CLAUDE.md": "c2\n"}, "app")
+
+
+@claude_tree
+def claude_same_file_once(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "@CLAUDE.local.md\n", "app/CLAUDE.local.md": "once\n"}, "app")
+
+
+def _safe(path: Path) -> str:
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in str(path))
+
+
+@pytest.mark.parametrize("name", sorted(CLAUDE))
+def test_claude(ws: Workspace, name: str) -> None:
+    cwd, opts = CLAUDE[name](ws)
+    env = opts.get("env", {})
+    # Claude Code rewrites ~/.claude.json as it starts: Memory Lens reads the tree as it was built.
+    shown = ws.json("show", str(cwd), "--agent", "claude", cwd=cwd, env=env)
+    sent, _ = agents.run_claude(cwd, ws.home, env)
+    assert shown["text"] == sent

@@ -33,13 +33,14 @@ def check_agent(name: str | None) -> str:
 
 def agent_view(agent: str | None, target_dir: Path, settings: Settings,
                gemini_memory: Callable[[Path], Memory] | None = None,
-               environ: Mapping[str, str] | None = None) -> AgentView:
+               environ: Mapping[str, str] | None = None, file: Path | None = None) -> AgentView:
     """What AGENT loads when started in TARGET_DIR (an existing, resolved directory).
 
     Gemini's memory comes from GEMINI_MEMORY when given (the language server's cached loader),
     else from `load_memory` with SETTINGS. The other agents have fixed file names of their own;
     SETTINGS gives them only the size limit (Wave). ENVIRON (default: the process environment)
-    gives `CODEX_HOME` and `CLAUDE_CONFIG_DIR`."""
+    gives `CODEX_HOME` and `CLAUDE_CONFIG_DIR`. FILE (claude): add what Claude Code loads when
+    it reads that file, started in TARGET_DIR (sources marked `when: "on-read"`)."""
     name = check_agent(agent)
     if name == gemini.AGENT:
         memory = gemini_memory(target_dir) if gemini_memory else load_memory(target_dir, settings)
@@ -47,7 +48,7 @@ def agent_view(agent: str | None, target_dir: Path, settings: Settings,
     if name == codex.AGENT:
         return codex.load_view(target_dir, environ)
     if name == claude.AGENT:
-        return claude.load_view(target_dir, environ)
+        return claude.load_view(target_dir, environ, file=file)
     return wave.load_view(target_dir, settings.max_file_bytes)
 
 

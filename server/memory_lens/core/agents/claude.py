@@ -1,51 +1,66 @@
-"""What Claude Code loads at startup: CLAUDE.md files in tiers, and what they import.
+"""What Claude Code loads: at start in the start directory, and when it reads a file.
 
-The rules follow Claude Code's memory documentation (pinned in docs/agents.md):
+Verified against Claude Code 2.1.328 (docs/agents.md, tests/fidelity/test_real_agents.py):
 
-- tiers, in load order: managed policy (`/etc/claude-code/CLAUDE.md` on Linux), user
-  (`~/.claude/CLAUDE.md`, or `$CLAUDE_CONFIG_DIR/CLAUDE.md`), then for every directory from the
-  top down to the working directory (the filesystem root `/` itself excluded) its `CLAUDE.md`,
-  `.claude/CLAUDE.md` (project) and `CLAUDE.local.md` (local); in a directory with neither
-  `CLAUDE.md` nor `.claude/CLAUDE.md`, its `AGENTS.md` (project) instead, as the issue asks and
-  recent versions are reported to do (docs/agents.md says what the documentation says); the same
-  real file loads once;
-- `@path` imports, outside Markdown code spans and code blocks: relative to the importing file,
-  `~/` for the home directory, absolute paths allowed; imported files import further, at most
-  5 hops deep; a missing file or one already loaded is skipped. An imported file is loaded as a
-  file of its own, right after the file that imports it;
-- each loaded, non-empty file is shown to the model as `Contents of PATH (DESCRIPTION):` and its
-  text, files separated by a blank line;
-- a file over 40,000 characters gets Claude Code's "large CLAUDE.md" warning.
-
-Files in subdirectories below the working directory load only when Claude reads files there:
-they are not part of this startup view.
+- at start, in this order: the managed policy file; the user's `CLAUDE.md` and `rules/**/*.md`
+  in `~/.claude` (or `$CLAUDE_CONFIG_DIR`); for every directory from the top down to the start
+  directory (the filesystem root itself excluded) its `CLAUDE.md`, `.claude/CLAUDE.md`, the
+  `.claude/rules/**/*.md` without `paths:` and `CLAUDE.local.md`; then the auto memory
+  `MEMORY.md` of the project, cut at 200 lines or 25,000 characters;
+- the built-in AGENTS.md plugin then adds `AGENTS.md` and `.claude/AGENTS.md` of the start
+  directory and every directory above it, by its `instructionFiles` mode (default: only when no
+  `CLAUDE.md`, `.claude/CLAUDE.md` or `CLAUDE.local.md` is in the loaded chain);
+- `@path` imports (not in code, not in HTML comments) load right after their file, four hops
+  deep at most; a file outside the start directory is imported only once the project's
+  `hasClaudeMdExternalIncludesApproved` is set in `~/.claude.json` (always for a user file);
+- each file's text is trimmed as JavaScript's `trim()` trims it; an empty file loads nothing;
+- when Claude reads a file: the `CLAUDE.md`/`CLAUDE.local.md` files between the start directory
+  and the file (below the start directory), and the rules whose `paths:` globs match it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
 from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw
+from memory_lens.core.agents.claude_rules import front_matter, rule_matches
+from memory_lens.core.node_paths import js_trim
 
 AGENT = "claude"
-MANAGED_FILE = Path("/etc/claude-code/CLAUDE.md")
+MANAGED_FILE = Path({"darwin": "/Library/Application Support/ClaudeCode/CLAUDE.md",
+                     "win32": "C:/Program Files/ClaudeCode/CLAUDE.md"}.get(sys.platform, "/etc/claude-code/CLAUDE.md"))
 ENV_CONFIG_DIR = "CLAUDE_CONFIG_DIR"
 AGENTS_FALLBACK = "AGENTS.md"
-MAX_IMPORT_DEPTH = 5
+AGENTS_NAMES = ("AGENTS.md", ".claude/AGENTS.md")
+CLAUDE_NAMES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
+PLUGIN_ID = "cc-plugin-agents-md@builtin"
+MODES = ("claude-md", "claude-md-or-agents-md", "claude-md-and-agents-md", "managed-only")
+LEGACY_MODES = {"none": "managed-only", "claude": "claude-md", "agents-fallback": "claude-md-or-agents-md",
+                "both": "claude-md-and-agents-md"}
+DEFAULT_MODE = "claude-md-or-agents-md"
+MAX_IMPORT_DEPTH = 5  # the top file is depth 0: imports go four hops deep
 LARGE_FILE_CHARS = 40_000
 READ_LIMIT = 16 * 1024 * 1024
+MEMORY_MAX_LINES = 200
+MEMORY_MAX_CHARS = 25_000
 DESCRIPTIONS = {
-    "managed": "managed policy instructions",
-    "user": "user's private global instructions for all projects",
-    "project": "project instructions, checked into the codebase",
-    "local": "user's private project instructions, not checked in",
+    "managed": " (organization-managed policy instructions)",
+    "user": " (user's private global instructions for all projects)",
+    "project": " (project instructions, checked into the codebase)",
+    "local": " (user's private project instructions, not checked in)",
+    "memory": " (user's auto-memory, persists across conversations)",
 }
 _MENTION = re.compile(r"(?:^|(?<=\s))@((?:[^\s\\]|\\ )+)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SPAN = re.compile(r"(`+)[\s\S]*?\1")
+_COMMENT_BLOCK = re.compile(r"^ {0,3}<!--[\s\S]*?-->[ \t]*(?:\n|\Z)", re.M)
+_SAFE = re.compile(r"[^A-Za-z0-9]")
 
 
 def claude_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -55,27 +70,82 @@ def claude_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(os.path.expanduser(raw)) if raw else Path.home() / ".claude"
 
 
-def startup_files(target_dir: Path, user_dir: Path, managed: Path = MANAGED_FILE) -> list[tuple[Path, str]]:
-    """Every path Claude Code looks at when started in TARGET_DIR, with its tier, in load order."""
-    files = [(managed, "managed"), (user_dir / "CLAUDE.md", "user")]
-    dirs = [d for d in (target_dir, *target_dir.parents) if d != d.parent]
-    for directory in reversed(dirs):
-        files += [(p, "project") for p in project_files(directory)]
-        files.append((directory / "CLAUDE.local.md", "local"))
-    return files
+def global_config_file(environ: Mapping[str, str] | None = None) -> Path:
+    """`~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json` when that is set)."""
+    env = os.environ if environ is None else environ
+    return claude_dir(env) / ".claude.json" if env.get(ENV_CONFIG_DIR) else Path.home() / ".claude.json"
+
+
+def _read_json(path: Path, problems: list[str]) -> dict:
+    got = read_raw(path, READ_LIMIT)
+    if got.missing:
+        return {}
+    try:
+        data = json.loads(decode_lossy(got.data)) if got.ok else None
+    except ValueError as err:
+        problems.append(f"{path}: not valid JSON ({err}); Claude Code refuses to start until it is fixed; "
+                        "shown as if it were empty")
+        return {}
+    if not isinstance(data, dict):
+        problems.append(f"{path}: " + (got.reason or "not a JSON object") + "; shown as if it were empty")
+        return {}
+    return data
+
+
+@dataclass
+class Config:
+    """What Claude Code's settings say about memory files."""
+
+    home: Path
+    user_dir: Path
+    approved: bool = False  # external imports approved for the project
+    mode: str = DEFAULT_MODE
+    excludes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def read_config(start: Path, environ: Mapping[str, str] | None) -> Config:
+    config = Config(Path.home(), claude_dir(environ))
+    glob = _read_json(global_config_file(environ), config.problems)
+    project = (glob.get("projects") or {}).get(str(start)) if isinstance(glob.get("projects"), dict) else None
+    config.approved = isinstance(project, dict) and project.get("hasClaudeMdExternalIncludesApproved") is True
+    user = _read_json(config.user_dir / "settings.json", config.problems)
+    options = ((user.get("pluginConfigs") or {}).get(PLUGIN_ID) or {}).get("options") or {} \
+        if isinstance(user.get("pluginConfigs"), dict) else {}
+    mode = options.get("instructionFiles") if isinstance(options, dict) else None
+    legacy = options.get("projectInstructions") if isinstance(options, dict) else None
+    if mode is None and isinstance(legacy, str):
+        mode = LEGACY_MODES.get(legacy, "claude-md")
+    config.mode = mode if mode in MODES else DEFAULT_MODE
+    for layer in (user, _read_json(start / ".claude" / "settings.json", config.problems),
+                  _read_json(start / ".claude" / "settings.local.json", config.problems)):
+        found = layer.get("claudeMdExcludes")
+        if isinstance(found, list):
+            config.excludes += [p for p in found if isinstance(p, str) and p]
+    return config
+
+
+def auto_memory_file(start: Path, user_dir: Path) -> Path:
+    """`<config dir>/projects/<project root, every non-alphanumeric character as '-'>/memory/MEMORY.md`."""
+    root = git_root(start) or start
+    return user_dir / "projects" / _SAFE.sub("-", str(root)) / "memory" / "MEMORY.md"
+
+
+def git_root(start: Path) -> Path | None:
+    for d in (start, *start.parents):
+        if os.path.lexists(d / ".git"):
+            return d
+    return None
 
 
 def project_files(directory: Path) -> list[Path]:
-    """The project files Claude Code reads in DIRECTORY: `CLAUDE.md` and `.claude/CLAUDE.md`, or
-    `AGENTS.md` in their place when the directory has neither."""
-    own = [directory / "CLAUDE.md", directory / ".claude" / "CLAUDE.md"]
-    if any(os.path.isfile(p) for p in own):
-        return own
-    return [directory / AGENTS_FALLBACK]
+    """The instruction files Claude Code reads in DIRECTORY at start (rules aside), in order."""
+    return [directory / "CLAUDE.md", directory / ".claude" / "CLAUDE.md", directory / "CLAUDE.local.md"]
 
 
 def import_targets(text: str) -> list[str]:
-    """The `@path` mentions of TEXT outside fenced code blocks and code spans, in order."""
+    """The `@path` mentions of TEXT Claude Code imports: outside code blocks, code spans and HTML
+    comments, `#fragment` dropped, `\\ ` read as a space, starting as a path does."""
     kept, fence = [], None
     for line in text.splitlines():
         m = _FENCE.match(line)
@@ -87,64 +157,319 @@ def import_targets(text: str) -> list[str]:
                 fence = None
             continue
         kept.append(line)
-    prose = _SPAN.sub(lambda s: " " * len(s.group(0)), "\n".join(kept))
-    return [m.group(1).replace("\\ ", " ") for m in _MENTION.finditer(prose)]
+    prose = _SPAN.sub(lambda s: " " * len(s.group(0)), re.sub(r"<!--[\s\S]*?-->", " ", "\n".join(kept)))
+    out = []
+    for m in _MENTION.finditer(prose):
+        target = m.group(1).split("#", 1)[0].replace("\\ ", " ")
+        if not target:
+            continue
+        if (target.startswith(("./", "~/")) or (target.startswith("/") and target != "/")
+                or (re.match(r"[A-Za-z0-9._-]", target) and not re.match(r"[#%^&*()]+", target))):
+            out.append(target)
+    return out
+
+
+def without_comments(text: str) -> str:
+    """TEXT without its HTML comment blocks, as Claude Code shows a file that has them."""
+    return _COMMENT_BLOCK.sub("", text) if "<!--" in text else text
 
 
 def resolve_import(target: str, importing: Path, home: Path) -> Path:
-    """Where `@TARGET` in file IMPORTING points."""
     if target.startswith("~/"):
-        return home / target[2:]
+        return Path(os.path.normpath(home / target[2:]))
     return Path(os.path.normpath(importing.parent / target))
 
 
-def load_view(target_dir: Path, environ: Mapping[str, str] | None = None,
-              managed: Path = MANAGED_FILE) -> AgentView:
-    """What Claude Code loads when started in TARGET_DIR (an existing, resolved directory)."""
-    home = Path.home()
-    sources: list[AgentSource] = []
-    blocks: list[str] = []
-    warnings: list[str] = []
-    trace: list[str] = []
-    seen: set[str] = set()
+def inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
-    def load(path: Path, tier: str, depth: int, parent: Path | None) -> None:
+
+def memory_text(raw: str) -> tuple[str, int | None]:
+    """The auto memory's text as Claude Code shows it, and the 1-based line it cuts at (None: whole)."""
+    text = js_trim(re.sub(r"\r\n?|[\u2028\u2029]", "\n", raw))
+    lines, size = text.count("\n") + 1, len(text)
+    over_lines, over_size = lines > MEMORY_MAX_LINES, size > MEMORY_MAX_CHARS
+    if not over_lines and not over_size:
+        return text, None
+    kept = "\n".join(text.split("\n")[:MEMORY_MAX_LINES]) if over_lines else text
+    if len(kept) > MEMORY_MAX_CHARS:
+        at = kept.rfind("\n", 0, MEMORY_MAX_CHARS + 1)
+        kept = kept[:at if at > 0 else MEMORY_MAX_CHARS]
+    kept_lines = kept.count("\n") + 1 if text[len(kept):len(kept) + 1] == "\n" else 0
+    nxt_end = text.find("\n", len(kept) + 1)
+    nxt = js_trim(text[len(kept) + 1:nxt_end if nxt_end >= 0 else None])
+    if kept_lines == 0:
+        cut = f"everything after the first {len(kept)} characters of line 1 was cut off"
+    else:
+        cut = (f"{lines - kept_lines} of {lines} lines were cut off, starting at line {kept_lines + 1}"
+               + (f' ("{_shorten(nxt, 80)}")' if nxt else ""))
+    what = (f"{_size(size)} (limit: {_size(MEMORY_MAX_CHARS)}) \u2014 index entries are too long"
+            if over_size and not over_lines else f"{lines} lines (limit: {MEMORY_MAX_LINES})"
+            if over_lines and not over_size else f"{lines} lines and {_size(size)}")
+    warning = (f"MEMORY.md is {what}. Only part of it was loaded: {cut}. Keep index entries to one line "
+               "under ~200 chars; move detail into topic files.")
+    return f"{kept}\n\n> WARNING: {warning}", (kept_lines or 1) + (1 if kept_lines else 0)
+
+
+def _size(n: int) -> str:
+    k = n / 1024
+    return f"{n} bytes" if k < 1 else f"{k:.1f}".removesuffix(".0") + "KB"
+
+
+def _shorten(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    head = text[:limit - 1]
+    m = re.search(r"\s\S*$", head)
+    cut = "" if m is None else head[:m.start()].rstrip()
+    return f"{cut if len(cut) > limit / 2 else head.rstrip()}\u2026"
+
+
+@dataclass
+class Loaded:
+    """One file Claude Code loads, with the text it shows."""
+
+    source: AgentSource
+    kind: str  # managed, user, project, local, memory
+    text: str  # as shown (trimmed)
+    parent: Path | None = None
+    globs: tuple[str, ...] = ()
+
+
+class Loader:
+    """Claude Code's walk over the files of one start directory."""
+
+    def __init__(self, start: Path, config: Config) -> None:
+        self.start, self.config = start, config
+        self.real_start = os.path.realpath(start)
+        self.seen: set[str] = set()
+        self.warnings: list[str] = list(config.problems)
+        self.trace: list[str] = []
+        self.excluded = _exclude_matcher(config.excludes)
+
+    def load(self, path: Path, kind: str, external_ok: bool, depth: int = 0, parent: Path | None = None,
+             when: str = "start", matched_by: str = "") -> list[Loaded]:
+        """PATH and what it imports, in load order (nothing when it is missing, seen or excluded)."""
+        key = os.path.normpath(str(path))
+        if key in self.seen or depth >= MAX_IMPORT_DEPTH:
+            return []
+        if kind in ("user", "project", "local") and self.excluded(key):
+            self.trace.append(f"{path}: left out by claudeMdExcludes")
+            return []
+        real = os.path.realpath(path)
+        if depth > 0 and not external_ok and not inside(real, self.real_start):
+            if os.path.isfile(path):
+                self.warnings.append(f"{parent}: @{path} is outside the start directory {self.start}: not loaded, "
+                                     "needs approval in Claude Code (hasClaudeMdExternalIncludesApproved)")
+            return []
         got = read_raw(path, READ_LIMIT)
         if got.missing:
-            if parent is not None:
-                trace.append(f"import @{path} from {parent}: not found (skipped)")
-            return
-        real = os.path.realpath(path)
-        if real in seen:
-            trace.append(f"{tier} {path}: already loaded (skipped)")
-            return
-        seen.add(real)
-        shown_tier = "import" if parent is not None else tier
-        if got.reason:
-            sources.append(AgentSource(path, shown_tier, got.size, False, reason=got.reason, imported_from=parent))
-            warnings.append(f"{path}: {got.reason}")
-            return
-        if got.size > READ_LIMIT:
-            reason = f"is too large ({got.size} bytes): Memory Lens reads at most {READ_LIMIT} bytes of it"
-            sources.append(AgentSource(path, shown_tier, got.size, False, reason=reason, imported_from=parent))
-            warnings.append(f"{path}: {reason}")
-            return
-        text = decode_lossy(got.data)
-        sources.append(AgentSource(path, shown_tier, got.size, bool(text.strip()),
-                                   reason="" if text.strip() else "empty", imported_from=parent))
-        trace.append(f"{shown_tier} {path}: loaded ({got.size} bytes)")
-        if text.strip():
-            blocks.append(f"Contents of {path} ({DESCRIPTIONS[tier]}):\n{text}")
-            if len(text) > LARGE_FILE_CHARS:
-                warnings.append(f"{path}: {len(text)} characters, over Claude Code's {LARGE_FILE_CHARS}-character "
-                                "large-file warning threshold (it warns that a large CLAUDE.md hurts performance)")
-        for target in import_targets(text):
-            if depth >= MAX_IMPORT_DEPTH:
-                warnings.append(f"{path}: @{target} is not imported: Claude Code follows imports "
-                                f"{MAX_IMPORT_DEPTH} hops deep at most")
+            return []
+        if real in self.seen:
+            return []
+        self.seen.update((key, real))
+        tier = "import" if parent is not None else kind
+        if not got.ok or got.size > READ_LIMIT:
+            why = got.reason or f"is too large ({got.size} bytes): Memory Lens reads at most {READ_LIMIT} bytes of it"
+            self.warnings.append(f"{path}: {why}")
+            return [Loaded(AgentSource(path, tier, got.size, False, reason=why, imported_from=parent), kind, "")]
+        raw = decode_lossy(got.data)
+        if kind == "memory":
+            text, cut_line = memory_text(raw)
+            if cut_line is not None:
+                self.warnings.append(f"{path}:{cut_line}: Claude Code loads the first {MEMORY_MAX_LINES} lines or "
+                                     f"{MEMORY_MAX_CHARS} characters of MEMORY.md; it never sees line {cut_line} onward")
+            src = AgentSource(path, tier, got.size, bool(text), when=when, cut_line=cut_line)
+            return [Loaded(src, kind, text)] if text else []
+        fm = front_matter(raw)
+        if fm.problem:
+            self.warnings.append(f"{path}:1: {fm.problem}")
+        body = without_comments(fm.body)
+        text = js_trim(body)
+        if not text:
+            return []
+        src = AgentSource(path, tier, got.size, True, imported_from=parent, when=when, matched_by=matched_by)
+        out = [Loaded(src, kind, text, parent, fm.globs)]
+        for target in import_targets(fm.body):
+            resolved = resolve_import(target, path, self.config.home)
+            if depth + 1 >= MAX_IMPORT_DEPTH:
+                if os.path.isfile(resolved):
+                    self.warnings.append(f"{path}: @{target} is not imported: Claude Code follows imports "
+                                         f"{MAX_IMPORT_DEPTH - 1} hops deep at most")
                 continue
-            load(resolve_import(target, path, home), tier, depth + 1, path)
+            out += self.load(resolved, kind, external_ok, depth + 1, path, when)
+        return out
 
-    for path, tier in startup_files(target_dir, claude_dir(environ), managed):
-        load(path, tier, 0, None)
-    return AgentView(AGENT, target_dir, None, tuple(sources), "\n\n".join(blocks), tuple(warnings), tuple(trace))
+    def rules(self, folder: Path, kind: str, external_ok: bool, conditional: bool, visited: set[str] | None = None
+              ) -> list[Loaded]:
+        """The rules in FOLDER (recursively, in directory order): those without `paths:` (and
+        what every rule imports), or with CONDITIONAL those with `paths:`."""
+        visited = set() if visited is None else visited
+        real = os.path.realpath(folder)
+        if real in visited:
+            return []
+        visited.add(real)
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return []
+        out: list[Loaded] = []
+        for name in names:
+            path = folder / name
+            if os.path.isdir(path):
+                out += self.rules(path, kind, external_ok, conditional, visited)
+            elif name.endswith(".md") and os.path.isfile(path):
+                got = self.load(path, kind, external_ok)
+                out += [f for f in got if bool(f.globs) == conditional]
+        return out
+
+
+def _exclude_matcher(patterns: list[str]):
+    if not patterns:
+        return lambda path: False
+    from memory_lens.core.agents.claude_rules import glob_matcher
+    match = glob_matcher([p.replace("\\", "/") for p in patterns])
+    return lambda path: match(path.replace("\\", "/"))
+
+
+def startup(loader: Loader, managed: Path) -> list[Loaded]:
+    """What loads at start, before the AGENTS.md plugin."""
+    config, start = loader.config, loader.start
+    out = loader.load(managed, "managed", False)
+    out += loader.load(config.user_dir / "CLAUDE.md", "user", True)
+    out += loader.rules(config.user_dir / "rules", "user", True, False)
+    dirs = [d for d in (start, *start.parents) if d != d.parent]
+    for directory in reversed(dirs):
+        out += loader.load(directory / "CLAUDE.md", "project", config.approved)
+        out += loader.load(directory / ".claude" / "CLAUDE.md", "project", config.approved)
+        out += loader.rules(directory / ".claude" / "rules", "project", config.approved, False)
+        out += loader.load(directory / "CLAUDE.local.md", "local", config.approved)
+    out += loader.load(auto_memory_file(start, config.user_dir), "memory", True)
+    return out
+
+
+def project_dir_of(path: Path) -> Path:
+    """The directory a project file belongs to: its own, or the one holding its `.claude`."""
+    text = str(path)
+    at = text.rfind(f"{os.sep}.claude{os.sep}")
+    return Path(text[:at]) if at > 0 else path.parent
+
+
+def chain_root(item: Loaded, by_path: dict[Path, Loaded]) -> Path:
+    seen = {item.source.path}
+    while item.parent is not None and item.parent in by_path and item.parent not in seen:
+        item = by_path[item.parent]
+        seen.add(item.source.path)
+    return item.source.path
+
+
+def with_agents_md(loader: Loader, files: list[Loaded]) -> tuple[list[Loaded], list[Path]]:
+    """FILES with the `AGENTS.md` files the plugin adds (its mode from the user's settings), and
+    the `AGENTS.md` files it leaves out because a `CLAUDE.md` is in the chain."""
+    mode, start = loader.config.mode, loader.start
+    if mode == "managed-only":
+        return [f for f in files if f.kind not in ("project", "local", "user")], []
+    dirs = [d for d in (start, *start.parents) if d != d.parent]
+    candidates = [d / n for d in reversed(dirs) for n in AGENTS_NAMES if os.path.isfile(d / n)]
+    if mode == "claude-md" or not candidates:
+        return files, []
+    if mode == DEFAULT_MODE:
+        claude_here = any(f.parent is None and f.kind in ("project", "local")
+                          and any(str(f.source.path).endswith(os.sep + n.replace("/", os.sep)) for n in CLAUDE_NAMES)
+                          for f in files)
+        if claude_here:
+            return files, candidates
+    shown = {js_trim(f.text) for f in files if f.kind in ("project", "local")}
+    added: list[Loaded] = []
+    for path in candidates:
+        for item in loader.load(path, "project", loader.config.approved):
+            if not item.text or js_trim(item.text) not in shown:
+                added.append(item)
+    if not added:
+        return files, []
+    out = list(files)
+    by_path = {f.source.path: f for f in added}
+    groups: dict[Path, list[Loaded]] = {}
+    for item in added:
+        groups.setdefault(project_dir_of(chain_root(item, by_path)), []).append(item)
+    for directory, items in groups.items():
+        out[_insertion_index(out, directory):0] = items
+    return out, []
+
+
+def _insertion_index(files: list[Loaded], directory: Path) -> int:
+    """Where the plugin puts the AGENTS.md files of DIRECTORY: before the first project file of
+    a directory below it, else after the last project file, else before the auto memory."""
+    by_path = {f.source.path: f for f in files}
+    prefix = str(directory).rstrip(os.sep) + os.sep
+    for i, f in enumerate(files):
+        if f.kind in ("project", "local") and str(project_dir_of(chain_root(f, by_path))).startswith(prefix):
+            return i
+    last = max((i for i, f in enumerate(files) if f.kind in ("project", "local")), default=None)
+    if last is not None:
+        return last + 1
+    return next((i for i, f in enumerate(files) if f.kind == "memory"), len(files))
+
+
+def on_read(loader: Loader, file: Path) -> list[Loaded]:
+    """What Claude Code attaches when it reads FILE: the `CLAUDE.md` files of the directories
+    below the start directory down to FILE's (each with its `.claude/rules` without `paths:`),
+    then the rules with `paths:` matching FILE, top down."""
+    start, config = loader.start, loader.config
+    out: list[Loaded] = []
+    real = Path(os.path.realpath(file))
+    below = [d for d in real.parents if inside(str(d), str(start)) and d != start]
+    for directory in reversed(below):
+        for path, kind in ((directory / "CLAUDE.md", "project"), (directory / ".claude" / "CLAUDE.md", "project"),
+                           (directory / "CLAUDE.local.md", "local")):
+            out += loader.load(path, kind, config.approved, when="on-read")
+        for item in loader.rules(directory / ".claude" / "rules", "project", config.approved, False):
+            out.append(_on_read(item, ""))
+    for folder, base, kind in _rule_folders(loader, real):
+        for item in loader.rules(folder, kind, kind == "user" or config.approved, True):
+            glob = rule_matches(item.globs, real, base)
+            if glob is not None:
+                out.append(_on_read(item, glob))
+    return out
+
+
+def _on_read(item: Loaded, glob: str) -> Loaded:
+    s = item.source
+    return Loaded(AgentSource(s.path, s.tier, s.bytes, s.loaded, s.reason, imported_from=s.imported_from,
+                              when="on-read", matched_by=glob), item.kind, item.text, item.parent, item.globs)
+
+
+def _rule_folders(loader: Loader, file: Path) -> list[tuple[Path, Path, str]]:
+    start = loader.start
+    dirs = [d for d in file.parents if inside(str(d), str(start))]
+    return ([(loader.config.user_dir / "rules", start, "user")]
+            + [(d / ".claude" / "rules", d, "project") for d in reversed(dirs)])
+
+
+def block(item: Loaded) -> str:
+    if item.source.when == "on-read":
+        return f"Contents of {item.source.path}:\n\n{item.text}"
+    return f"Contents of {item.source.path}{DESCRIPTIONS[item.kind]}:\n\n{item.text}"
+
+
+def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, managed: Path = MANAGED_FILE,
+              file: Path | None = None) -> AgentView:
+    """What Claude Code loads when started in TARGET_DIR (an existing, resolved directory), plus
+    what it loads on reading FILE."""
+    loader = Loader(target_dir, read_config(target_dir, environ))
+    files, left_out = with_agents_md(loader, startup(loader, managed))
+    if file is not None:
+        files += on_read(loader, file)
+    sources = [f.source for f in files]
+    for path in left_out:
+        sources.append(AgentSource(path, "project", os.path.getsize(path), False, when="start",
+                                   reason="not loaded: a CLAUDE.md of the project turns AGENTS.md off "
+                                          "(Claude Code's instructionFiles mode claude-md-or-agents-md)"))
+    for f in files:
+        if len(f.text) > LARGE_FILE_CHARS and f.kind != "memory":
+            loader.warnings.append(f"{f.source.path}: {len(f.text)} characters, over Claude Code's "
+                                   f"{LARGE_FILE_CHARS}-character large-file warning threshold")
+    text = "\n\n".join(block(f) for f in files if f.text)
+    loader.trace += [f"{s.when} {s.tier} {s.path}" for s in sources]
+    return AgentView(AGENT, target_dir, git_root(target_dir), tuple(sources), text, tuple(loader.warnings),
+                     tuple(loader.trace))

@@ -37,6 +37,8 @@ class AgentSource:
     cut_at: int | None = None  # the byte offset where the agent stops reading it
     cut_line: int | None = None  # the 1-based line that byte is on
     imported_from: Path | None = None
+    when: str = ""  # claude: "start" (loads at start) or "on-read" (when the agent reads the file shown)
+    matched_by: str = ""  # claude, an on-read rule: the `paths:` glob that matched
 
     def to_json(self) -> dict:
         data: dict = {"path": str(self.path), "tier": self.tier, "bytes": self.bytes, "loaded": self.loaded}
@@ -47,6 +49,10 @@ class AgentSource:
             data["importedFrom"] = str(self.imported_from)
         if self.reason:
             data["reason"] = self.reason
+        if self.when:
+            data["when"] = self.when
+        if self.matched_by:
+            data["matchedBy"] = self.matched_by
         return data
 
 

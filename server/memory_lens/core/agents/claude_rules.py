@@ -1,0 +1,142 @@
+"""Claude Code's rules files: their front matter (`paths:` globs) and how a glob matches a file.
+
+A `paths:` entry is a gitignore-style pattern (Claude Code matches it with the `ignore` package,
+as `pathspec`'s `gitwildmatch` does) against the file's path relative to the folder that holds
+`.claude/` (for the user's rules: the start directory); a trailing `/**` is dropped, and a list
+of nothing but `**` means no `paths:` at all. `claudeMdExcludes` entries are globs (picomatch,
+dot files included) against a file's absolute path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pathspec
+
+_OPEN = re.compile(r"\A---[ \t]*\r?\n")
+_CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.M)
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    body: str  # the text after the front matter (all of it when there is none)
+    globs: tuple[str, ...] = ()  # the `paths:` globs ((): loads at start)
+    problem: str = ""  # why the front matter could not be read
+
+
+def front_matter(text: str) -> FrontMatter:
+    """TEXT's `---` front matter, read as Claude Code reads the `paths:` key of a rules file."""
+    opened = _OPEN.match(text)
+    if not opened:
+        return FrontMatter(text)
+    closed = _CLOSE.search(text, opened.end())
+    if not closed:
+        return FrontMatter(text)
+    head, body = text[opened.end():closed.start()], text[closed.end():]
+    try:
+        paths = _paths_value(head)
+    except ValueError as err:
+        return FrontMatter(body, ("\0invalid",), f"front matter is not valid YAML ({err}): Claude Code does "
+                                                   "not load this file at start")
+    globs = tuple(g[:-3] if g.endswith("/**") else g for g in paths)
+    globs = tuple(g for g in globs if g)
+    if not globs or all(g == "**" for g in globs):
+        return FrontMatter(body)
+    return FrontMatter(body, globs)
+
+
+def _paths_value(head: str) -> list[str]:
+    """The `paths:` value of the YAML HEAD: a string (comma separated), a flow or a block list."""
+    lines = head.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"paths[ \t]*:(.*)$", line)
+        if not m:
+            continue
+        value = m.group(1).strip()
+        if value.startswith("["):
+            if not value.endswith("]"):
+                raise ValueError("a list opened with [ is not closed")
+            return [_scalar(v) for v in _split(value[1:-1])]
+        if value:
+            return [_scalar(v) for v in _split(value)]
+        items = []
+        for item in lines[i + 1:]:
+            mm = re.match(r"[ \t]*-[ \t]+(.*)$", item)
+            if not mm:
+                break
+            items.append(_scalar(mm.group(1)))
+        return items
+    return []
+
+
+def _split(value: str) -> list[str]:
+    return [v for v in (p.strip() for p in value.split(",")) if v]
+
+
+def _scalar(value: str) -> str:
+    value = value.strip()
+    if value[:1] in "\"'":
+        if len(value) < 2 or value[-1] != value[0]:
+            raise ValueError(f"the string {value} is not closed")
+        return value[1:-1]
+    return value
+
+
+def rule_matches(globs: tuple[str, ...], file: Path, base: Path) -> str | None:
+    """The first of GLOBS matching FILE, relative to BASE (the folder holding `.claude/`); None
+    when none does, FILE is not below BASE, or the globs are invalid."""
+    try:
+        rel = Path(os.path.relpath(file, base)).as_posix()
+    except ValueError:
+        return None
+    if rel.startswith("..") or os.path.isabs(rel):
+        return None
+    for glob in globs:
+        try:
+            if pathspec.PathSpec.from_lines("gitwildmatch", [glob]).match_file(rel):
+                return glob
+        except Exception:  # an invalid pattern matches nothing, as in Claude Code
+            continue
+    return None
+
+
+def invalid_globs(globs: tuple[str, ...]) -> list[str]:
+    """The globs of GLOBS that are not valid patterns."""
+    bad = []
+    for glob in globs:
+        try:
+            pathspec.PathSpec.from_lines("gitwildmatch", [glob])
+        except Exception:
+            bad.append(glob)
+    return bad
+
+
+def glob_matcher(patterns: list[str]) -> Callable[[str], bool]:
+    """A test of an absolute path against picomatch-style PATTERNS (`**`, `*`, `?`, dot files)."""
+    regexes = [re.compile(_translate(p)) for p in patterns if not p.startswith("!")]
+    return lambda path: any(r.fullmatch(path) for r in regexes)
+
+
+def _translate(glob: str) -> str:
+    out, i = [], 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return "".join(out)
