@@ -71,11 +71,11 @@ def test_claude_on_a_claude_md_that_imports_agents_md_prints_the_imported_text(w
     ws.write("p/CLAUDE.md", "@AGENTS.md\n")
     ws.write("p/AGENTS.md", "# Agents\n- Use pnpm\n")
     claude_md, agents_md = ws.path("p/CLAUDE.md"), ws.path("p/AGENTS.md")
-    out = ws.ok("show", str(claude_md), "--agent", "claude").stdout
-    assert out == (f"Contents of {claude_md} (project instructions, checked into the codebase):\n@AGENTS.md\n\n\n"
-                   f"Contents of {agents_md} (project instructions, checked into the codebase):\n"
-                   "# Agents\n- Use pnpm\n\n")
-    data = ws.json("show", str(claude_md), "--agent", "claude")
+    out = ws.ok("show", str(claude_md), "--agent", "claude", cwd=ws.path("p")).stdout
+    assert out == (f"Contents of {claude_md} (project instructions, checked into the codebase):\n\n@AGENTS.md\n\n"
+                   f"Contents of {agents_md} (project instructions, checked into the codebase):\n\n"
+                   "# Agents\n- Use pnpm\n")
+    data = ws.json("show", str(claude_md), "--agent", "claude", cwd=ws.path("p"))
     assert [(s["path"], s["tier"], s.get("importedFrom")) for s in data["sources"]] == [
         (str(claude_md), "project", None), (str(agents_md), "import", str(claude_md))]
 
@@ -85,13 +85,13 @@ def test_claude_reads_agents_md_where_there_is_no_claude_md(ws: Workspace) -> No
     ws.write("p/AGENTS.md", "- Use pnpm\n")
     agents_md = ws.path("p/AGENTS.md")
     out = ws.ok("show", "--agent", "claude", cwd=ws.path("p")).stdout
-    assert out == f"Contents of {agents_md} (project instructions, checked into the codebase):\n- Use pnpm\n\n"
+    assert out == f"Contents of {agents_md} (project instructions, checked into the codebase):\n\n- Use pnpm\n"
     data = ws.json("show", "--agent", "claude", cwd=ws.path("p"))
     assert [(s["path"], s["tier"]) for s in data["sources"]] == [(str(agents_md), "project")]
     ws.write("p/CLAUDE.md", "- Claude's own file\n")  # a CLAUDE.md takes AGENTS.md's place
     out = ws.ok("show", "--agent", "claude", cwd=ws.path("p")).stdout
-    assert out == (f"Contents of {ws.path('p/CLAUDE.md')} (project instructions, checked into the codebase):\n"
-                   "- Claude's own file\n\n")
+    assert out == (f"Contents of {ws.path('p/CLAUDE.md')} (project instructions, checked into the codebase):\n\n"
+                   "- Claude's own file\n")
 
 
 def test_gemini_stays_the_default_and_other_agents_refuse_annotated(ws: Workspace) -> None:

@@ -41,7 +41,7 @@ async def test_claude_view_expands_the_import(lsp: Session) -> None:
     ws.write("work/proj/CLAUDE.md", "@AGENTS.md\n")
     ws.write("work/proj/AGENTS.md", "- Use pnpm\n")
     result = await lsp.effective(ws.proj / "CLAUDE.md", agent="claude")
-    assert result["text"].endswith("(project instructions, checked into the codebase):\n- Use pnpm\n")
+    assert result["text"].endswith("(project instructions, checked into the codebase):\n\n- Use pnpm")
     assert [s["tier"] for s in result["sources"]] == ["project", "import"]
 
 

@@ -179,9 +179,10 @@ def test_claude_tiers_in_load_order(tmp_path: Path, home: Path) -> None:
         ("home/.claude/CLAUDE.md", "user"), ("repo/CLAUDE.md", "project"), ("repo/foo/CLAUDE.md", "project"),
         ("repo/foo/.claude/CLAUDE.md", "project"), ("repo/foo/bar/CLAUDE.local.md", "local")]
     assert view.text.startswith(f"Contents of {home / '.claude' / 'CLAUDE.md'} "
-                                "(user's private global instructions for all projects):\nuser prefs\n\n")
-    assert f"Contents of {root / 'foo' / 'bar' / 'CLAUDE.local.md'} (user's private project instructions, " \
-           "not checked in):\nmine" in view.text
+                                "(user's private global instructions for all projects):\n\nuser prefs\n\n")
+    assert view.text.endswith(f"Contents of {root / 'foo' / 'bar' / 'CLAUDE.local.md'} (user's private project "
+                              "instructions, not checked in):\n\nmine")
+    assert {s.when for s in view.sources} == {"start"}
 
 
 def test_claude_import_of_agents_md_loads_the_imported_text(tmp_path: Path, home: Path) -> None:
@@ -192,24 +193,63 @@ def test_claude_import_of_agents_md_loads_the_imported_text(tmp_path: Path, home
     assert [(s.path.name, s.tier, s.imported_from) for s in view.sources] == [
         ("CLAUDE.md", "project", None), ("AGENTS.md", "import", root / "CLAUDE.md")]
     assert view.text.endswith(f"Contents of {root / 'AGENTS.md'} (project instructions, checked into the "
-                              "codebase):\n- Use pnpm\n")
+                              "codebase):\n\n- Use pnpm")
 
 
-def test_claude_reads_agents_md_only_where_a_directory_has_no_claude_md(tmp_path: Path, home: Path) -> None:
+def test_claude_agents_md_is_per_project_a_claude_md_in_the_chain_turns_every_one_off(tmp_path: Path,
+                                                                                       home: Path) -> None:
     root = repo(tmp_path)
     write(root / "AGENTS.md", "root agents")
+    write(root / "a" / ".claude" / "AGENTS.md", "a dot agents")
+    write(root / "a" / "below" / "CLAUDE.md", "below the start: does not count")
+    write(home / ".claude" / "CLAUDE.md", "a user CLAUDE.md does not count")
+    view = claude_view(root / "a")
+    assert [(s.path.relative_to(tmp_path).as_posix(), s.loaded) for s in view.sources] == [
+        ("home/.claude/CLAUDE.md", True), ("repo/AGENTS.md", True), ("repo/a/.claude/AGENTS.md", True)]
     write(root / "a" / "CLAUDE.md", "a claude")
-    write(root / "a" / "AGENTS.md", "a agents: shadowed by CLAUDE.md")
-    write(root / "a" / "b" / ".claude" / "CLAUDE.md", "b dot claude")
-    write(root / "a" / "b" / "AGENTS.md", "b agents: shadowed by .claude/CLAUDE.md")
-    write(root / "a" / "b" / "c" / "AGENTS.md", "c agents")
-    view = claude_view(root / "a" / "b" / "c")
-    assert [(s.path.relative_to(root).as_posix(), s.tier) for s in view.sources] == [
-        ("AGENTS.md", "project"), ("a/CLAUDE.md", "project"), ("a/b/.claude/CLAUDE.md", "project"),
-        ("a/b/c/AGENTS.md", "project")]
-    assert view.text.startswith(f"Contents of {root / 'AGENTS.md'} (project instructions, checked into the "
-                                "codebase):\nroot agents\n\n")
-    assert "shadowed" not in view.text
+    view = claude_view(root / "a")
+    assert [(s.path.relative_to(tmp_path).as_posix(), s.loaded) for s in view.sources] == [
+        ("home/.claude/CLAUDE.md", True), ("repo/a/CLAUDE.md", True), ("repo/AGENTS.md", False),
+        ("repo/a/.claude/AGENTS.md", False)]
+    assert "AGENTS.md off" in view.sources[2].reason and "root agents" not in view.text
+
+
+def test_claude_agents_md_modes_from_the_user_settings(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    write(root / "CLAUDE.md", "c")
+    write(root / "AGENTS.md", "agents")
+    settings = home / ".claude" / "settings.json"
+    for mode, names in (("claude-md-and-agents-md", ["CLAUDE.md", "AGENTS.md"]), ("claude-md", ["CLAUDE.md"]),
+                        ("managed-only", [])):
+        write(settings, '{"pluginConfigs": {"cc-plugin-agents-md@builtin": {"options": {"instructionFiles": "%s"}}}}'
+              % mode)
+        assert [s.path.name for s in claude_view(root).sources if s.loaded] == names, mode
+
+
+def test_claude_bad_settings_files_give_one_warning_each_and_the_rest_shows(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    write(root / "CLAUDE.md", "@../out.md\nc")
+    write(tmp_path / "out.md", "outside")
+    write(home / ".claude.json", "{not json")
+    write(home / ".claude" / "settings.json", "[1]")
+    write(root / ".claude" / "rules" / "r.md", "---\npaths: [open\n---\nrule")
+    view = claude_view(root)
+    assert [s.path.name for s in view.sources] == ["CLAUDE.md"]
+    assert len(view.warnings) == 4 and all("\n" not in w for w in view.warnings)
+    assert "not valid JSON" in view.warnings[0] and "not a JSON object" in view.warnings[1]
+    assert "needs approval in Claude Code" in " ".join(view.warnings)
+    assert "front matter is not valid YAML" in " ".join(view.warnings)
+
+
+def test_claude_rules_with_paths_load_on_read_of_a_matching_file(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    write(root / ".claude" / "rules" / "py.md", "---\npaths:\n  - \"src/**/*.py\"\n---\npython rule")
+    write(root / ".claude" / "rules" / "all.md", "always")
+    write(root / "src" / "CLAUDE.md", "src notes")
+    on_read = [s for s in claude.load_view(root, file=root / "src" / "a" / "x.py").sources if s.when == "on-read"]
+    assert [(s.path.relative_to(root).as_posix(), s.matched_by) for s in on_read] == [
+        ("src/CLAUDE.md", ""), (".claude/rules/py.md", "src/**/*.py")]
+    assert [s.when for s in claude.load_view(root, file=root / "x.md").sources] == ["start"]
 
 
 def test_claude_imports_not_in_code_relative_to_the_file_and_home(tmp_path: Path, home: Path) -> None:
@@ -220,14 +260,14 @@ def test_claude_imports_not_in_code_relative_to_the_file_and_home(tmp_path: Path
     assert claude.resolve_import("~/.claude/mine.md", Path("/p/CLAUDE.md"), home) == home / ".claude/mine.md"
 
 
-def test_claude_import_depth_is_five_hops_and_cycles_load_once(tmp_path: Path, home: Path) -> None:
+def test_claude_import_depth_is_four_hops_and_cycles_load_once(tmp_path: Path, home: Path) -> None:
     root = repo(tmp_path)
     write(root / "CLAUDE.md", "@d1.md\n@CLAUDE.md\n")
     for i in range(1, 7):
         write(root / f"d{i}.md", f"level {i}\n@d{i + 1}.md\n")
     view = claude_view(root)
-    assert [s.path.name for s in view.sources] == ["CLAUDE.md", "d1.md", "d2.md", "d3.md", "d4.md", "d5.md"]
-    assert any("@d6.md is not imported" in w and "5 hops" in w for w in view.warnings)
+    assert [s.path.name for s in view.sources] == ["CLAUDE.md", "d1.md", "d2.md", "d3.md", "d4.md"]
+    assert any("@d5.md is not imported" in w and "4 hops" in w for w in view.warnings)
 
 
 def test_claude_large_file_warning_past_40k_characters(tmp_path: Path, home: Path) -> None:

@@ -139,8 +139,10 @@ def git_root(start: Path) -> Path | None:
 
 
 def project_files(directory: Path) -> list[Path]:
-    """The instruction files Claude Code reads in DIRECTORY at start (rules aside), in order."""
-    return [directory / "CLAUDE.md", directory / ".claude" / "CLAUDE.md", directory / "CLAUDE.local.md"]
+    """`CLAUDE.md` and `.claude/CLAUDE.md` of DIRECTORY, or its `AGENTS.md` when it has neither
+    (what `check --agent claude` counts as Claude's in that directory)."""
+    own = [directory / "CLAUDE.md", directory / ".claude" / "CLAUDE.md"]
+    return own if any(os.path.isfile(p) for p in own) else [directory / AGENTS_FALLBACK]
 
 
 def import_targets(text: str) -> list[str]:
@@ -370,7 +372,9 @@ def with_agents_md(loader: Loader, files: list[Loaded]) -> tuple[list[Loaded], l
     if mode == "managed-only":
         return [f for f in files if f.kind not in ("project", "local", "user")], []
     dirs = [d for d in (start, *start.parents) if d != d.parent]
-    candidates = [d / n for d in reversed(dirs) for n in AGENTS_NAMES if os.path.isfile(d / n)]
+    loaded = {os.path.realpath(f.source.path) for f in files}
+    candidates = [d / n for d in reversed(dirs) for n in AGENTS_NAMES
+                  if os.path.isfile(d / n) and os.path.realpath(d / n) not in loaded]
     if mode == "claude-md" or not candidates:
         return files, []
     if mode == DEFAULT_MODE:
@@ -425,11 +429,13 @@ def on_read(loader: Loader, file: Path) -> list[Loaded]:
             out += loader.load(path, kind, config.approved, when="on-read")
         for item in loader.rules(directory / ".claude" / "rules", "project", config.approved, False):
             out.append(_on_read(item, ""))
+    seen, loader.seen = loader.seen, set()  # a rule with paths: was read at start, and left out
     for folder, base, kind in _rule_folders(loader, real):
         for item in loader.rules(folder, kind, kind == "user" or config.approved, True):
             glob = rule_matches(item.globs, real, base)
             if glob is not None:
                 out.append(_on_read(item, glob))
+    loader.seen |= seen
     return out
 
 
