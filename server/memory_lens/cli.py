@@ -108,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="whose view: gemini (default; the memory file options apply), claude (CLAUDE.md tiers "
                         "and @imports), codex (AGENTS.md cut to project_doc_max_bytes), wave (~/.wave/memory.md "
                         "and ./AGENTS.md); see docs/agents.md")
+    p.add_argument("--start", metavar="DIR", default=None,
+                   help="claude: the directory Claude Code starts in (default: the current directory); with a "
+                        "file PATH, what loads at start there plus what loads when Claude reads PATH")
 
     scope_help = "project: <project root>/<first filename>; global: <global dir>/<first filename>"
     p = sub.add_parser("add", parents=[common], help="save an entry under '## Gemini Added Memories'",
@@ -257,7 +260,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.agent != DEFAULT_AGENT and args.format == "annotated":
         raise UsageError(f"{PROG}: error: --format annotated is Gemini CLI's form; with --agent {args.agent} "
                          "use --format text or json")
-    view = agent_view(args.agent, _target(args.path), settings)
+    if args.start is not None and args.agent != "claude":
+        raise UsageError(f"{PROG}: error: --start applies to --agent claude only")
+    read = args.agent == "claude" and args.path is not None and os.path.isfile(args.path)
+    if read or args.start is not None:  # Claude Code started in --start (default: here), reading PATH
+        view = agent_view(args.agent, _target(args.start), settings,
+                          file=Path(os.path.abspath(args.path)) if read else None)
+    else:
+        view = agent_view(args.agent, _target(args.path), settings)
     if view.memory is None:
         return _show_view(view, args)
     memory = view.memory
