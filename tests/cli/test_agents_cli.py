@@ -143,3 +143,22 @@ def test_wave_add_goes_through_the_write_policy(ws: Workspace) -> None:
     bad = ws.run("add", "--agent", "wave", "Use pnpm", cwd=ws.path("p"))
     assert bad.rc == 1 and "--follow-outside-links" in bad.stderr
     assert ws.read("outside/AGENTS.md") == "- theirs\n"
+
+
+def test_claude_show_file_adds_what_loads_on_read_from_the_start_directory(ws: Workspace) -> None:
+    ws.project("p")
+    ws.write("p/CLAUDE.md", "root\n")
+    ws.write("p/.claude/rules/py.md", "---\npaths: \"src/**/*.py\"\n---\npython rule\n")
+    ws.write("p/src/CLAUDE.md", "src notes\n")
+    ws.write("p/src/a.py", "")
+    ws.write("p/src/b.txt", "")
+    data = ws.json("show", "src/a.py", "--agent", "claude", cwd=ws.path("p"))
+    assert [(s["path"], s["when"], s.get("matchedBy")) for s in data["sources"]] == [
+        (str(ws.path("p/CLAUDE.md")), "start", None), (str(ws.path("p/src/CLAUDE.md")), "on-read", None),
+        (str(ws.path("p/.claude/rules/py.md")), "on-read", "src/**/*.py")]
+    assert data["text"].endswith(f"Contents of {ws.path('p/.claude/rules/py.md')}:\n\npython rule\n")
+    other = ws.json("show", str(ws.path("p/src/b.txt")), "--agent", "claude", "--start", str(ws.path("p")))
+    assert [(s["path"], s["when"]) for s in other["sources"]] == [
+        (str(ws.path("p/CLAUDE.md")), "start"), (str(ws.path("p/src/CLAUDE.md")), "on-read")]
+    bad = ws.run("show", "--agent", "codex", "--start", str(ws.path("p")))
+    assert bad.rc == 2 and bad.stderr == "memory-lens: error: --start applies to --agent claude only\n"

@@ -98,14 +98,14 @@ def claude_startup(body: dict) -> str:
 
 
 def claude_on_read(body: dict) -> list[str]:
-    """The files attached after the `Read` (one `Contents of PATH:` block each), wrapper taken off."""
-    after = body["messages"][2:]
+    """The files attached after the `Read`, wrapper taken off: one `Contents of PATH:` block each."""
     out = []
-    for message in after:
+    for message in body["messages"][2:]:
         for text in _texts(message):
-            inner = text.strip("\n")
-            if inner.startswith("<system-reminder>\nContents of ") and inner.endswith("</system-reminder>"):
-                out.append(inner[len("<system-reminder>\n"):-len(REMINDER_TAIL)])
+            if text.startswith("<system-reminder>\nContents of "):
+                inner = text[len("<system-reminder>\n"):].removesuffix("\n")
+                assert inner.endswith(REMINDER_TAIL), inner[-200:]
+                out.append(inner[:-len(REMINDER_TAIL)])
     return out
 
 

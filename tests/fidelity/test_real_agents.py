@@ -500,6 +500,30 @@ def claude_same_file_once(ws: Workspace) -> tuple[Path, dict]:
     return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "@CLAUDE.local.md\n", "app/CLAUDE.local.md": "once\n"}, "app")
 
 
+@claude_tree
+def claude_on_read_rules_and_nested(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {
+        "app/.git/": "", "app/CLAUDE.md": "root\n", "app/src/CLAUDE.md": "\ufeff  src claude\r\nline2  \n\n",
+        "app/src/CLAUDE.local.md": "src local\n", "app/src/.claude/rules/r.md": "  src rule, no paths\n",
+        "app/src/.claude/rules/q.md": "---\npaths: \"*.py\"\n---\n  src py rule  \n",
+        "app/.claude/rules/py.md": "---\npaths:\n  - \"src/**/*.py\"\n---\n\n  py rule  \n\n",
+        "app/.claude/rules/md.md": "---\npaths: \"*.md\"\n---\nmd rule\n",
+        "home/.claude/rules/u.md": "---\npaths: \"**/*.py\"\n---\nuser py rule\n", "app/src/x.py": "print(1)\n",
+        "app/src/AGENTS.md": "not attached on read\n"}, "app", read="app/src/x.py")
+
+
+@claude_tree
+def claude_on_read_imports_below(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/a/CLAUDE.md": "a\n", "app/a/b/CLAUDE.md": "b @imp.md\n",
+                       "app/a/b/imp.md": "imp\n", "app/a/b/c/x.txt": "x\n"}, "app", read="app/a/b/c/x.txt")
+
+
+@claude_tree
+def claude_on_read_no_match(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"app/.git/": "", "app/CLAUDE.md": "root\n", "app/.claude/rules/py.md": "---\npaths: \"*.py\"\n---\npy\n",
+                       "app/notes.txt": "n\n"}, "app", read="app/notes.txt")
+
+
 def _safe(path: Path) -> str:
     return "".join(c if c.isascii() and c.isalnum() else "-" for c in str(path))
 
@@ -509,6 +533,7 @@ def test_claude(ws: Workspace, name: str) -> None:
     cwd, opts = CLAUDE[name](ws)
     env = opts.get("env", {})
     # Claude Code rewrites ~/.claude.json as it starts: Memory Lens reads the tree as it was built.
-    shown = ws.json("show", str(cwd), "--agent", "claude", cwd=cwd, env=env)
-    sent, _ = agents.run_claude(cwd, ws.home, env)
-    assert shown["text"] == sent
+    read = ws.path(opts["read"]) if "read" in opts else None
+    shown = ws.json("show", str(read or cwd), "--agent", "claude", cwd=cwd, env=env)
+    sent, attached = agents.run_claude(cwd, ws.home, env, read)
+    assert shown["text"] == "\n\n".join(t for t in (sent, *attached) if t)

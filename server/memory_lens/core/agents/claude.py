@@ -30,7 +30,7 @@ from typing import Mapping
 
 from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw
 from memory_lens.core.agents.claude_rules import front_matter, rule_matches
-from memory_lens.core.node_paths import js_trim
+from memory_lens.core.node_paths import JS_WHITESPACE, js_trim
 
 AGENT = "claude"
 MANAGED_FILE = Path({"darwin": "/Library/Application Support/ClaudeCode/CLAUDE.md",
@@ -61,6 +61,10 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SPAN = re.compile(r"(`+)[\s\S]*?\1")
 _COMMENT_BLOCK = re.compile(r"^ {0,3}<!--[\s\S]*?-->[ \t]*(?:\n|\Z)", re.M)
 _SAFE = re.compile(r"[^A-Za-z0-9]")
+
+
+def js_trim_start(text: str) -> str:
+    return text.lstrip(JS_WHITESPACE)
 
 
 def claude_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -236,6 +240,7 @@ class Loaded:
     text: str  # as shown (trimmed)
     parent: Path | None = None
     globs: tuple[str, ...] = ()
+    raw: str = ""  # as Claude Code attaches it after a read: untrimmed, front matter and what precedes the body off
 
 
 class Loader:
@@ -291,7 +296,8 @@ class Loader:
         if not text:
             return []
         src = AgentSource(path, tier, got.size, True, imported_from=parent, when=when, matched_by=matched_by)
-        out = [Loaded(src, kind, text, parent, fm.globs)]
+        raw_body = fm.body if fm.body is raw else js_trim_start(fm.body)
+        out = [Loaded(src, kind, text, parent, fm.globs, raw_body)]
         for target in import_targets(fm.body):
             resolved = resolve_import(target, path, self.config.home)
             if depth + 1 >= MAX_IMPORT_DEPTH:
@@ -416,45 +422,50 @@ def _insertion_index(files: list[Loaded], directory: Path) -> int:
 
 
 def on_read(loader: Loader, file: Path) -> list[Loaded]:
-    """What Claude Code attaches when it reads FILE: the `CLAUDE.md` files of the directories
-    below the start directory down to FILE's (each with its `.claude/rules` without `paths:`),
-    then the rules with `paths:` matching FILE, top down."""
+    """What Claude Code attaches when it reads FILE, in its order: the user's rules whose `paths:`
+    match; for each directory below the start directory down to FILE's, its `CLAUDE.md`,
+    `.claude/CLAUDE.md`, `CLAUDE.local.md` (with their imports), its rules without `paths:` and
+    its rules whose `paths:` match; then the matching rules of the start directory and above."""
     start, config = loader.start, loader.config
-    out: list[Loaded] = []
     real = Path(os.path.realpath(file))
-    below = [d for d in real.parents if inside(str(d), str(start)) and d != start]
-    for directory in reversed(below):
+    if not inside(str(real), str(start)):
+        return []
+    out: list[Loaded] = []
+    seen, fresh = loader.seen, set(loader.seen)
+
+    def conditional(folder: Path, base: Path, kind: str) -> list[Loaded]:
+        loader.seen = set()  # a rule with paths: was read, and left out, at start
+        try:
+            found = loader.rules(folder, kind, kind == "user" or config.approved, True)
+        finally:
+            loader.seen = fresh
+        return [_on_read(f, glob) for f in found if (glob := rule_matches(f.globs, real, base)) is not None]
+
+    loader.seen = fresh
+    out += conditional(config.user_dir / "rules", start, "user")
+    for directory in reversed([d for d in real.parents if inside(str(d), str(start)) and d != start]):
         for path, kind in ((directory / "CLAUDE.md", "project"), (directory / ".claude" / "CLAUDE.md", "project"),
                            (directory / "CLAUDE.local.md", "local")):
-            out += loader.load(path, kind, config.approved, when="on-read")
-        for item in loader.rules(directory / ".claude" / "rules", "project", config.approved, False):
-            out.append(_on_read(item, ""))
-    seen, loader.seen = loader.seen, set()  # a rule with paths: was read at start, and left out
-    for folder, base, kind in _rule_folders(loader, real):
-        for item in loader.rules(folder, kind, kind == "user" or config.approved, True):
-            glob = rule_matches(item.globs, real, base)
-            if glob is not None:
-                out.append(_on_read(item, glob))
-    loader.seen |= seen
+            out += [_on_read(f, "") for f in loader.load(path, kind, config.approved)]
+        out += [_on_read(f, "") for f in loader.rules(directory / ".claude" / "rules", "project", config.approved,
+                                                      False)]
+        out += conditional(directory / ".claude" / "rules", directory, "project")
+    for directory in reversed([start, *start.parents]):
+        if directory != directory.parent:
+            out += conditional(directory / ".claude" / "rules", directory, "project")
+    loader.seen = seen | fresh
     return out
 
 
 def _on_read(item: Loaded, glob: str) -> Loaded:
     s = item.source
     return Loaded(AgentSource(s.path, s.tier, s.bytes, s.loaded, s.reason, imported_from=s.imported_from,
-                              when="on-read", matched_by=glob), item.kind, item.text, item.parent, item.globs)
-
-
-def _rule_folders(loader: Loader, file: Path) -> list[tuple[Path, Path, str]]:
-    start = loader.start
-    dirs = [d for d in file.parents if inside(str(d), str(start))]
-    return ([(loader.config.user_dir / "rules", start, "user")]
-            + [(d / ".claude" / "rules", d, "project") for d in reversed(dirs)])
+                              when="on-read", matched_by=glob), item.kind, item.text, item.parent, item.globs, item.raw)
 
 
 def block(item: Loaded) -> str:
     if item.source.when == "on-read":
-        return f"Contents of {item.source.path}:\n\n{item.text}"
+        return f"Contents of {item.source.path}:\n\n{item.raw}"
     return f"Contents of {item.source.path}{DESCRIPTIONS[item.kind]}:\n\n{item.text}"
 
 
