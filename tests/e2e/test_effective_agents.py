@@ -55,3 +55,15 @@ async def test_gemini_is_the_default_and_unknown_agents_are_invalid(shared_lsp: 
         assert err.value.code == INVALID_PARAMS
         assert "'agent' must be one of gemini, claude, codex, wave" in str(err.value)
     assert shared_lsp.server_alive()
+
+
+async def test_claude_view_of_an_open_file_adds_what_loads_on_read(lsp: Session) -> None:
+    ws = lsp.ws
+    ws.write("work/proj/.claude/rules/py.md", "---\npaths: \"*.py\"\n---\npython rule\n")
+    ws.write("work/proj/pkg/a.py", "")
+    ws.write("work/proj/pkg/b.txt", "")
+    result = await lsp.effective(ws.proj / "pkg" / "a.py", agent="claude")
+    rule = [s for s in result["sources"] if s["path"].endswith("py.md")]
+    assert [(s["when"], s["matchedBy"]) for s in rule] == [("on-read", "*.py")]
+    result = await lsp.effective(ws.proj / "pkg" / "b.txt", agent="claude")
+    assert not [s for s in result["sources"] if s["path"].endswith("py.md")]

@@ -53,6 +53,8 @@ def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False,
                      agent: str | None = None) -> dict[str, Any]:
     """The memory/effective result for URI, as AGENT (default gemini) loads it. Gemini's plain
     answer is kept and checked against the disk on each use (`effective_cache`)."""
+    if agent is not None and check_agent(agent) == "claude":
+        return claude_result(ls, uri)
     if agent is not None and check_agent(agent) != DEFAULT_AGENT:
         directory = uri_target_dir(uri)
         return agent_result(ls, agent_view(agent, directory or Path.home(), ls.settings), directory)
@@ -168,6 +170,18 @@ def agent_result(ls: MemoryLensServer, view: AgentView, directory: Path | None) 
         "sources": sources,
         "warnings": list(view.warnings),
     }
+
+
+def claude_result(ls: MemoryLensServer, uri: str) -> dict[str, Any]:
+    """Claude Code's view for the document at URI: started in the workspace folder that holds it
+    (else the document's directory), plus what loads when Claude reads the document."""
+    path, directory = uri_to_path(uri), uri_target_dir(uri)
+    if path is None or directory is None:
+        return agent_result(ls, agent_view("claude", Path.home(), ls.settings), None)
+    folders = [f for f in ls.folders() if lexically_inside(path, str(f)) and f.is_dir()]
+    start = max(folders, key=lambda f: len(f.parts)) if folders else directory
+    read = path if path.is_file() else None
+    return agent_result(ls, agent_view("claude", start.resolve(), ls.settings, file=read), directory)
 
 
 def register(server: MemoryLensServer) -> None:
