@@ -108,9 +108,10 @@ def add_notes_parser(sub: Any, common: argparse.ArgumentParser, parser_class: ty
     p.add_argument("--revision", default=None, metavar="REV", help="fail if the note is no longer at this revision")
 
     p = cmds.add_parser("search", parents=parents, help="full-text search, best first",
-                        description='Search notes, best match first (BM25). QUERY: words (all must match), '
-                                    '"a phrase", prefix*, and OR between groups of words.')
-    p.add_argument("query", metavar="QUERY", help='words (all must match), "a phrase", prefix*, OR')
+                        description='Search notes, best match first (BM25; a higher score is better). QUERY: '
+                                    'words (all must match), "a phrase", prefix*, AND, OR, a NOT b, '
+                                    '(parentheses); see docs/notes.md#search.')
+    p.add_argument("query", metavar="QUERY", help='words (all must match), "a phrase", prefix*, AND, OR, a NOT b, ( )')
     p.add_argument("--tag", action="append", default=None, metavar="TAG", help="only notes with this tag (repeat: all of them)")
     p.add_argument("--scope", **read_scope)
     _page_args(p)

@@ -155,7 +155,7 @@ def test_search_list_filters_and_pages(ws: Workspace, proj: Path) -> None:
               "--tag", "odd" if i % 2 else "even", cwd=proj)
     found = ws.json("notes", "search", "deploy", cwd=proj)
     assert [n["name"] for n in found["notes"]] == ["note 1", "note 3", "note 5"] and found["total"] == 3
-    assert all(n["score"] < 0 and "content" not in n for n in found["notes"])
+    assert all("content" not in n for n in found["notes"])
     assert ws.ok("notes", "search", '"release step 4"', cwd=proj).stdout == "[project] note 4 (even): release step 4\n"
     assert [n["name"] for n in ws.json("notes", "list", "--tag", "EVEN", cwd=proj)["notes"]] == [
         "note 0", "note 2", "note 4", "note 6"]
@@ -167,38 +167,6 @@ def test_search_list_filters_and_pages(ws: Workspace, proj: Path) -> None:
     text = ws.ok("notes", "list", "--limit", "2", cwd=proj)
     assert text.stderr.startswith("memory-lens: 2 of 7 notes; more with --cursor ")
     assert "another listing" in one_line_error(ws.run("notes", "search", "deploy", "--cursor", page["next_cursor"], cwd=proj))
-
-
-def test_broad_searches_give_the_same_pages_ranked_on_one_thread_or_two(ws: Workspace, proj: Path) -> None:
-    """2,400 notes in both scopes, most holding the word searched for: a search that matches
-    2,000 or more is ranked in two halves at once (the second on a thread of its own); with
-    MEMORY_LENS_NOTES_SPLIT=0 one thread ranks every match. Both answer the same pages, scores,
-    totals and cursors, with tags, one scope, and pages further on."""
-    import random
-
-    rng = random.Random(11)
-    words = ["common", "common", "common", "rare", "alpha", "beta", "gamma"]
-    for i in range(2400):
-        scope = "project" if i % 2 else "global"
-        directory = notes_dir(proj) if scope == "project" else global_notes(ws)
-        directory.mkdir(parents=True, exist_ok=True)
-        content = " ".join(rng.choice(words) for _ in range(rng.randint(1, 30)))
-        (directory / f"n{i:04d}.json").write_text(json.dumps({
-            "name": f"n {i:04d}", "content": content, "tags": ["odd" if i % 3 else "even"],
-            "created_at": "2025-10-08T03:07:11Z", "updated_at": "2025-10-08T03:07:11Z", "scope": scope}))
-    one_thread = {"MEMORY_LENS_NOTES_SPLIT": "0"}
-    searches = [("common", "--limit", "20"), ("common", "--tag", "odd", "--limit", "20"),
-                ("common", "--scope", "global", "--limit", "20"), ("com*", "--limit", "50"),
-                ("common OR beta", "--limit", "20")]
-    for args in searches:
-        split = ws.json("notes", "search", *args, cwd=proj)
-        alone = ws.json("notes", "search", *args, cwd=proj, env=one_thread)
-        assert split == alone, args
-        assert split["total"] >= 700 and len(split["notes"]) == int(args[-1])
-        further = ws.json("notes", "search", *args, "--cursor", split["next_cursor"], cwd=proj)
-        assert further == ws.json("notes", "search", *args, "--cursor", split["next_cursor"], cwd=proj, env=one_thread)
-        assert not {n["name"] for n in further["notes"]} & {n["name"] for n in split["notes"]}
-    assert ws.json("notes", "search", "common", cwd=proj)["total"] >= 2000
 
 
 def test_malformed_files_are_warned_about_and_left_alone(ws: Workspace, proj: Path) -> None:

@@ -48,7 +48,7 @@ def note_data(name: str, content: str = "text", tags: list[str] | None = None, s
 
 @pytest.fixture
 def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> NotesSandbox:
-    for var in ("MEMORY_LENS_NOTES_DIR", "MEMORY_LENS_NOTES_LAYOUT", "MEMORY_LENS_NOTES_FTS"):
+    for var in ("MEMORY_LENS_NOTES_DIR", "MEMORY_LENS_NOTES_LAYOUT"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))

@@ -116,9 +116,8 @@ def test_the_index_keeps_no_copy_of_the_content_in_the_files_rows(sandbox: Notes
     con.close()
 
 
-@pytest.mark.parametrize("fts", [True, False])
-def test_tag_filters_match_whole_tags_whatever_their_case(sandbox: NotesSandbox, fts: bool) -> None:  # noqa: F811
-    store = sandbox.store(fts=fts)
+def test_tag_filters_match_whole_tags_whatever_their_case(sandbox: NotesSandbox) -> None:  # noqa: F811
+    store = sandbox.store()
     store.create("a", "word", ["deploy"])
     store.create("b", "word", ["deploy-staging"])
     store.create("c", "word", ["Deploy", "x"])

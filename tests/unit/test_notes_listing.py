@@ -124,188 +124,25 @@ def _ranked_notes(sandbox: NotesSandbox):  # noqa: F811
     return store
 
 
-_RANKED_QUERIES = ["alpha", "beta OR omega", "al*", "alpha gamma", "\"alpha alpha\""]
-_PAGES = ((0, 5), (5, 5), (0, 20), (17, 3), (40, 20))
-
-
-def test_broad_searches_ranked_from_the_fts_table_first_give_the_full_querys_pages(
-        sandbox: NotesSandbox, monkeypatch) -> None:
-    """`_best_first` (broad searches) returns exactly the pages and scores of the full ranked
-    query: every scope, tag, page and query, with hidden and unusable files, and ties."""
+def test_search_pages_are_best_first_higher_scores_first_ties_in_listing_order(sandbox: NotesSandbox) -> None:  # noqa: F811
+    """Every page of a search is a slice of one ranking: scores (-bm25) never rise, notes of one
+    score come in listing order, and the hidden copy and the broken file are left out."""
     from memory_lens.core.notes import fulltext
-    from memory_lens.core.notes import search as search_module
 
     store = _ranked_notes(sandbox)
-    monkeypatch.setattr(search_module, "SPLIT_FROM", 10 ** 9)  # one thread: `_best_first` is what is tested
-    results: list[object] = []
-    real = search_module.IndexSearch._best_first
-
-    def spy(self, *a):
-        page = real(self, *a)
-        results.append(page)
-        return page
-
-    monkeypatch.setattr(search_module.IndexSearch, "_best_first", spy)
-    monkeypatch.setattr(search_module, "RANK_AHEAD_EXTRA", 0)  # cut close to the page: ties and filters matter
-    monkeypatch.setattr(search_module, "RANK_AHEAD_FACTOR", 1)
-    cases = 0
-    for text in _RANKED_QUERIES:
+    for text in ["alpha", "beta OR omega", "al*", "alpha gamma", "\"alpha alpha\"", "alpha NOT beta"]:
         query = fulltext.parse_query(text)
         for scopes in ([Scope.PROJECT, Scope.GLOBAL], [Scope.PROJECT], [Scope.GLOBAL]):
             for tags in ([], ["odd"]):
-                for offset, limit in _PAGES:
-                    monkeypatch.setattr(search_module, "RANK_AHEAD_FROM", 10 ** 9)
-                    full = store.index.search_ids(query, scopes, tags, offset, limit)
-                    monkeypatch.setattr(search_module, "RANK_AHEAD_FROM", 0)
-                    fast = store.index.search_ids(query, scopes, tags, offset, limit)
-                    assert fast == full, (text, scopes, tags, offset, limit)
-                    cases += 1
-    assert cases == 150
-    answered = [r for r in results if r is not None]
-    # Only searches of both scopes without a tag take the fast path (25 of the 150): both it and
-    # its fallback ran.
-    assert len(results) == 25 and len(answered) > 5 and len(results) - len(answered) > 5
+                whole, total = store.index.search_ids(query, scopes, tags, 0, 1000)
+                assert total == len(whole) > 0, text
+                assert all(score > 0 for _, score in whole)
+                for offset, limit in ((0, 5), (5, 5), (17, 3), (40, 20)):
+                    assert store.index.search_ids(query, scopes, tags, offset, limit) == (
+                        whole[offset:offset + limit], total)
+                rows = {r.id: r for r in store.index.rows([i for i, _ in whole])}
+                keys = [(-score, rows[i].scope is not Scope.PROJECT, name_key(rows[i].name), rows[i].name)
+                        for i, score in whole]
+                assert keys == sorted(keys), text
+                assert all(rows[i].path.name != "zz-copy.json" for i, _ in whole)
     store.close()
-
-
-def _every_page(store, search_module, monkeypatch) -> list[object]:
-    """`search_ids` for every query, scope set, tag filter and page of `_ranked_notes`, both with
-    and without `_best_first`."""
-    from memory_lens.core.notes import fulltext
-
-    out = []
-    for text in _RANKED_QUERIES:
-        query = fulltext.parse_query(text)
-        for scopes in ([Scope.PROJECT, Scope.GLOBAL], [Scope.PROJECT], [Scope.GLOBAL]):
-            for tags in ([], ["odd"]):
-                for offset, limit in _PAGES:
-                    for ahead_from in (0, 10 ** 9):
-                        monkeypatch.setattr(search_module, "RANK_AHEAD_FROM", ahead_from)
-                        out.append(store.index.search_ids(query, scopes, tags, offset, limit))
-    return out
-
-
-def test_searches_ranked_in_two_halves_at_once_give_the_one_thread_pages(
-        sandbox: NotesSandbox, monkeypatch) -> None:  # noqa: F811
-    """A broad search ranked in two rowid halves, the upper one by the second reader on its own
-    thread, gives exactly the pages, scores and totals of one thread ranking every match: every
-    scope, tag, page and query, with ties, a hidden note and a broken file."""
-    import threading
-
-    from memory_lens.core.notes import search as search_module
-
-    store = _ranked_notes(sandbox)
-    monkeypatch.setattr(search_module, "_cpus", lambda: 2)
-    monkeypatch.setattr(search_module, "SPLIT_FROM", 10 ** 9)
-    alone = _every_page(store, search_module, monkeypatch)
-    assert store.index._search._second is None
-
-    halves: list[object] = []
-    threads: set[str] = set()
-    real = search_module.IndexSearch._in_halves
-
-    def spy(self, work):
-        def traced(con, part, args):
-            threads.add(threading.current_thread().name)
-            return work(con, part, args)
-        answer = real(self, traced)
-        halves.append(answer)
-        return answer
-
-    monkeypatch.setattr(search_module.IndexSearch, "_in_halves", spy)
-    monkeypatch.setattr(search_module, "SPLIT_FROM", 0)
-    split = _every_page(store, search_module, monkeypatch)
-    assert split == alone
-    assert len(halves) == len(alone) == 300 and all(h is not None for h in halves)
-    assert threading.current_thread().name in threads
-    assert any(name.startswith("memory-lens-notes-rank") for name in threads)
-    # A page ending past SPLIT_PAGE_MAX is ranked by one thread.
-    monkeypatch.setattr(search_module, "SPLIT_PAGE_MAX", 10)
-    halves.clear()
-    from memory_lens.core.notes import fulltext
-    store.index.search_ids(fulltext.parse_query("alpha"), [Scope.PROJECT, Scope.GLOBAL], [], 5, 10)
-    assert halves == []
-    store.close()
-    assert store.index._search._second is None
-
-
-def test_a_second_reader_on_another_database_or_a_change_meanwhile_leaves_the_search_to_one_thread(
-        sandbox: NotesSandbox, monkeypatch) -> None:  # noqa: F811
-    """The halves are used only when both saw the same database: another process writing the
-    index while they ran, or an index file replaced since this one was opened, and the search is
-    answered by one thread, the same answer; a reader that cannot open the same database is not
-    used again."""
-    import sqlite3
-
-    from memory_lens.core.notes import fulltext
-    from memory_lens.core.notes import halves as halves_module
-    from memory_lens.core.notes import index as index_module
-    from memory_lens.core.notes import search as search_module
-
-    store = _ranked_notes(sandbox)
-    monkeypatch.setattr(search_module, "_cpus", lambda: 2)
-    query, both = fulltext.parse_query("alpha"), [Scope.PROJECT, Scope.GLOBAL]
-    monkeypatch.setattr(search_module, "SPLIT_FROM", 10 ** 9)
-    expected = store.index.search_ids(query, both, ["odd"], 0, 7)
-    monkeypatch.setattr(search_module, "SPLIT_FROM", 0)
-    answers: list[object] = []
-    real = search_module.IndexSearch._in_halves
-    monkeypatch.setattr(search_module.IndexSearch, "_in_halves",
-                        lambda self, work: answers.append(real(self, work)) or answers[-1])
-    db = str(store.index.db_path)
-
-    # Another connection commits while the reader ranks its half.
-    real_submit = halves_module.SecondReader.submit
-
-    def writing_meanwhile(self, work):
-        def work_and_write(con):
-            other = sqlite3.connect(db, isolation_level=None)
-            other.execute("INSERT OR REPLACE INTO meta VALUES ('touched', hex(randomblob(4)))")
-            other.close()
-            return work(con)
-        return real_submit(self, work_and_write)
-
-    monkeypatch.setattr(halves_module.SecondReader, "submit", writing_meanwhile)
-    assert store.index.search_ids(query, both, ["odd"], 0, 7) == expected
-    assert answers == [None] and not store.index._search._second.failed
-    monkeypatch.setattr(halves_module.SecondReader, "submit", real_submit)
-    answers.clear()
-    assert store.index.search_ids(query, both, ["odd"], 0, 7) == expected
-    assert answers and answers[0] is not None
-
-    # The index file was replaced (a rebuild by another process) since this index opened it: a
-    # reader opened now reads another database, and refuses it.
-    store.index._search._close_second()
-    main = store.index._con
-    real_build_id = index_module._build_id
-    monkeypatch.setattr(index_module, "_build_id",
-                        lambda con: real_build_id(con) if con is main else "a build of another index")
-    answers.clear()
-    assert store.index.search_ids(query, both, ["odd"], 0, 7) == expected
-    assert answers == [None] and store.index._search._second.failed
-    answers.clear()
-    assert store.index.search_ids(query, both, ["odd"], 0, 7) == expected
-    assert answers == [None]  # not tried again
-    store.close()
-
-
-def test_an_index_in_memory_or_one_cpu_ranks_on_one_thread(sandbox: NotesSandbox, monkeypatch) -> None:  # noqa: F811
-    from memory_lens.core.notes import fulltext
-    from memory_lens.core.notes import search as search_module
-
-    store = _ranked_notes(sandbox)
-    monkeypatch.setattr(search_module, "SPLIT_FROM", 0)
-    query, both = fulltext.parse_query("alpha"), [Scope.PROJECT, Scope.GLOBAL]
-    monkeypatch.setattr(search_module, "_cpus", lambda: 1)
-    one_cpu = store.index.search_ids(query, both, [], 0, 9)
-    assert store.index._search._second is None
-    store.close()
-    blocked = sandbox.root / "not-a-directory"
-    blocked.write_text("")
-    in_memory = sandbox.store(index_dir=blocked / "index")
-    assert in_memory.index.db_path is None
-    in_memory.index.sync()
-    monkeypatch.setattr(search_module, "_cpus", lambda: 2)
-    assert in_memory.index.search_ids(query, both, [], 0, 9) == one_cpu
-    assert in_memory.index._search._second is None
-    in_memory.close()

@@ -57,10 +57,11 @@ def test_commands_opening_a_new_notes_index_together_share_one_database(tmp_path
         "updated_at": "2025-10-08T03:07:11Z", "scope": "global"}))
     script = ("import json\nfrom pathlib import Path\nfrom memory_lens.core.discovery import Scope\n"
               "from memory_lens.core.notes.locations import Layout, Location\n"
-              "from memory_lens.core.notes.index import NotesIndex, _build_id\n"
+              "from memory_lens.core.notes.index import NotesIndex\n"
               "index = NotesIndex([Location(Scope.GLOBAL, Path(sys.argv[2]), Layout.MEMORY_LENS)], index_dir=Path(sys.argv[3]))\n"
               "index.sync()\n"
-              "print(json.dumps([index.db_path is not None, _build_id(index._con)]))\nindex.close()\n")
+              "build = index._con.execute(\"SELECT value FROM meta WHERE key='build'\").fetchone()[0]\n"
+              "print(json.dumps([index.db_path is not None, build]))\nindex.close()\n")
     for round in range(ROUNDS):
         index_dir = tmp_path / f"index-{round}"
         answers = [json.loads(out) for out in _together(script, str(notes), str(index_dir))]
@@ -104,7 +105,7 @@ def test_a_notes_index_locked_by_another_process_is_left_alone(tmp_path: Path, m
     first.sync()
     path = first.db_path
     assert path is not None
-    build = index_module._build_id(first._con)
+    build = _build_id(first._con)
     first.close()
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("PRAGMA locking_mode=EXCLUSIVE")  # in WAL mode, the one way to keep readers out
@@ -117,5 +118,10 @@ def test_a_notes_index_locked_by_another_process_is_left_alone(tmp_path: Path, m
     assert second.find(Scope.GLOBAL, "a") is not None
     second.close()
     holder.execute("ROLLBACK")
-    assert path.exists() and index_module._build_id(holder) == build
+    assert path.exists() and _build_id(holder) == build
     holder.close()
+
+
+def _build_id(con: sqlite3.Connection) -> str:
+    """Which database CON has open: the notes index writes a random id when it creates one."""
+    return con.execute("SELECT value FROM meta WHERE key='build'").fetchone()[0]

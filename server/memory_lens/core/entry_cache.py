@@ -118,7 +118,7 @@ def _today() -> int:
 def _is_corrupt(err: Exception) -> bool:
     """A database that is damaged or not a database at all (not one that is busy or read-only)."""
     try:
-        from memory_lens.core.sqlite_setup import sqlite3
+        import sqlite3
     except ImportError:
         return False
     return type(err) is sqlite3.DatabaseError
@@ -361,7 +361,7 @@ class _transaction:
 
 def _connect(path: Path | None) -> Any:
     """An open, checked connection to the cache at PATH (None: in memory), the tables in place."""
-    from memory_lens.core.sqlite_setup import sqlite3
+    import sqlite3
 
     from memory_lens.core.sqlite_wal import use_wal
 

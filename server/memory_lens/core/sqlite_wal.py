@@ -3,9 +3,8 @@ telling a busy database from a damaged one, and closing a connection that may be
 
 from __future__ import annotations
 
+import sqlite3
 import time
-
-from memory_lens.core.sqlite_setup import sqlite3
 
 _BUSY, _LOCKED = 5, 6  # SQLITE_BUSY, SQLITE_LOCKED (the low byte of an extended result code)
 

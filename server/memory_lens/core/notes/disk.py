@@ -205,6 +205,11 @@ __all__ = ["NoteError", "create_note_file", "delete_note_file", "read_note_file"
 # Listing a notes directory -----------------------------------------------------------------
 
 
+# What tells a note file changed: (size, mtime_ns, inode, ctime_ns). The ctime too, because a
+# file rewritten in place at the same length with its mtime set back keeps the other three.
+Signature = tuple[int, int, int, int]
+
+
 def directory_signature(directory: Path) -> tuple[int, int] | None:
     """(mtime_ns, inode) of DIRECTORY, which a file created, renamed or deleted in it changes;
     None when it is gone."""
@@ -215,10 +220,10 @@ def directory_signature(directory: Path) -> tuple[int, int] | None:
     return (st.st_mtime_ns, st.st_ino)
 
 
-def list_note_files(directory: Path, give_way: Callable[[], None] | None = None) -> dict[str, tuple[int, int, int]]:
-    """(size, mtime_ns, inode) of every note file of DIRECTORY (symlinks followed; a dangling
+def list_note_files(directory: Path, give_way: Callable[[], None] | None = None) -> dict[str, Signature]:
+    """(size, mtime_ns, inode, ctime_ns) of every note file of DIRECTORY (symlinks followed; a dangling
     one gets zeros, so it is read and reported). GIVE_WAY: called every 256 entries."""
-    out: dict[str, tuple[int, int, int]] = {}
+    out: dict[str, Signature] = {}
     try:
         with os.scandir(directory) as entries:
             for n, entry in enumerate(entries):
@@ -228,22 +233,22 @@ def list_note_files(directory: Path, give_way: Callable[[], None] | None = None)
                     continue
                 try:
                     st = entry.stat()
-                    out[entry.name] = (st.st_size, st.st_mtime_ns, st.st_ino)
+                    out[entry.name] = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
                 except OSError:
-                    out[entry.name] = (0, 0, 0)
+                    out[entry.name] = (0, 0, 0, 0)
     except OSError:
         return {}
     return out
 
 
-def note_file_signature(directory: Path, fname: str) -> tuple[int, int, int] | None:
-    """(size, mtime_ns, inode) of note file FNAME of DIRECTORY, as `list_note_files` gives it;
+def note_file_signature(directory: Path, fname: str) -> Signature | None:
+    """(size, mtime_ns, inode, ctime_ns) of note file FNAME of DIRECTORY, as `list_note_files` gives it;
     None when there is none."""
     path = directory / fname
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        return (0, 0, 0) if os.path.islink(path) else None
+        return (0, 0, 0, 0) if os.path.islink(path) else None
     except OSError:
-        return (0, 0, 0)
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
+        return (0, 0, 0, 0)
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)

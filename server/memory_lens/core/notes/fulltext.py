@@ -1,40 +1,35 @@
-"""Full-text search of notes: tokens, queries, BM25 ranking and snippets.
+"""Full-text search of notes: tokens, the query language and snippets.
 
-Tokens are made here, in Python, for both the SQLite FTS5 index and the plain scan used where
-FTS5 is missing, so that both see the same words and rank them the same way:
+Tokens are made here, in Python, and FTS5 gets them joined by spaces (its `unicode61` tokenizer
+then splits them back exactly):
 
 - Unicode NFKC, case-folded, Latin diacritics removed (`café` matches `cafe`);
 - a token is a run of letters, digits and combining marks (`_` and punctuation separate words);
 - Chinese and Japanese characters are one token each, so a word written without spaces is found
   as a phrase of its characters.
 
-FTS5 gets the tokens joined by spaces (its `unicode61` tokenizer then splits them back exactly).
+Queries (`parse_query`, docs/notes.md#search): words, `"a phrase"`, `prefix*` (also
+`"a phra"*`), `AND` (or nothing: words next to each other must all match), `OR`, `a NOT b`
+(FTS5's binary NOT) and parentheses; `AND`, `OR` and `NOT` are operators only in capitals.
+NOT binds tightest, then AND, then OR, as in FTS5. A word with punctuation inside (`api-key`) is
+the phrase of its parts. What FTS5 cannot answer (a query that starts with NOT, an operator
+without a word on each side, unbalanced parentheses) is refused with a one-line error.
 
-Query syntax: words (all must match), `"a phrase"`, `prefix*` (also `"a phra"*`), and `OR`
-between groups of words: `deploy staging OR "release train"`. A word with punctuation inside
-(`api-key`) is the phrase of its parts.
-
-BM25 is FTS5's own: k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6,
-per-column weights (name 4, tags 2, content 1); `bm25()` returns the negated sum, lower is
-better. `bm25_score` reproduces it for the plain scan.
+Ranking is FTS5's `bm25()` with per-column weights (name 4, tags 2, content 1).
 """
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
 
+from memory_lens.core.notes.model import NoteInvalidError
 from memory_lens.core.notes.unicode_marks import mark_ranges
 
-COLUMNS = ("name", "tags", "content")
-WEIGHTS = (4.0, 2.0, 1.0)
-K1, B = 1.2, 0.75
+WEIGHTS = (4.0, 2.0, 1.0)  # bm25() weights of the name, the tags and the content
 SNIPPET_CHARS = 160
-PREFIX_INDEX_LENGTHS = (2, 3)  # prefix lengths FTS5 keeps an index of (its `prefix` option)
 
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 _DIACRITICS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
@@ -89,118 +84,115 @@ class Phrase:
 
 @dataclass(frozen=True)
 class Query:
-    """Groups of phrases: a note matches when every phrase of at least one group occurs in it."""
+    """A parsed query: FTS5's MATCH expression, and the phrases a match holds (not those after
+    a NOT), for its snippet. Empty: the text had no word to search for."""
 
-    groups: tuple[tuple[Phrase, ...], ...]
+    fts: str
+    terms: tuple[Phrase, ...]
 
     @property
     def empty(self) -> bool:
-        return not self.groups
-
-    @property
-    def phrases(self) -> list[Phrase]:
-        """Every phrase, in the order it appears in the query (FTS5's phrase numbering)."""
-        return [p for group in self.groups for p in group]
-
-    def fts(self) -> str:
-        """The FTS5 MATCH expression."""
-        return " OR ".join("(" + " AND ".join(p.fts() for p in group) + ")" for group in self.groups)
+        return not self.fts
 
 
-_QUERY_ITEM = re.compile(r'"([^"]*)"?(\*?)|(\S+)')
+_QUERY_ITEM = re.compile(r'\s*(?:([()])|"([^"]*)"?(\*?)|([^\s()"]+))')
+_OPERATORS = ("AND", "OR", "NOT")
+_EXAMPLES = {"AND": "deploy AND staging", "OR": "deploy OR release", "NOT": "deploy NOT staging"}
 
 
 def parse_query(text: str) -> Query:
-    """TEXT as a Query (see the module docstring). Words without any letter or digit are dropped."""
-    groups: list[tuple[Phrase, ...]] = []
-    current: list[Phrase] = []
+    """TEXT as a Query (module docstring); NoteInvalidError, one line, for what FTS5 cannot
+    answer. Words without any letter or digit are left out."""
+    items: list[str | Phrase] = []
     for match in _QUERY_ITEM.finditer(text):
-        quoted, star, word = match.groups()
-        if word == "OR":
-            if current:
-                groups.append(tuple(current))
-            current = []
+        paren, quoted, star, word = match.groups()
+        if paren or word in _OPERATORS:
+            items.append(paren or word)
             continue
         if word is not None:
             star = "*" if word.endswith("*") else ""
             quoted = word.rstrip("*")
         tokens = tuple(tokenize(quoted or ""))
         if tokens:
-            current.append(Phrase(tokens, bool(star)))
-    if current:
-        groups.append(tuple(current))
-    return Query(tuple(groups))
+            items.append(Phrase(tokens, bool(star)))
+    if not any(isinstance(i, Phrase) for i in items):
+        return Query("", ())
+    parser = _Parser(items)
+    expression = parser.any_of(False)
+    if parser.peek() is not None:
+        raise NoteInvalidError("the search has a ')' without its '(': balance the parentheses")
+    return Query(expression, tuple(parser.terms))
 
 
-# The plain scan's matching and ranking -----------------------------------------------------
+class _Parser:
+    """Recursive descent over the items of a query, writing FTS5's expression with every
+    operation in parentheses (so FTS5 reads it exactly as parsed here)."""
 
+    def __init__(self, items: list[str | Phrase]) -> None:
+        self.items = items
+        self.at = 0
+        self.terms: list[Phrase] = []
 
-def occurrences(phrase: Phrase, tokens: Sequence[str], text: str | None = None) -> int:
-    """How many times PHRASE starts in TOKENS (TEXT: the same tokens joined by spaces, for a
-    quick rejection of the many documents that lack its first word)."""
-    n = len(phrase.tokens)
-    if n == 0 or len(tokens) < n:
-        return 0
-    first = phrase.tokens[0]
-    if text is not None:
-        if " " + first not in " " + text:
-            return 0
-    *head, last = phrase.tokens
-    count = 0
-    for i in range(len(tokens) - n + 1):
-        if head and list(tokens[i:i + n - 1]) != head:
-            continue
-        word = tokens[i + n - 1]
-        if word == last or (phrase.prefix and word.startswith(last)):
-            count += 1
-    return count
+    def peek(self) -> str | Phrase | None:
+        return self.items[self.at] if self.at < len(self.items) else None
 
+    def take(self) -> str | Phrase | None:
+        item = self.peek()
+        self.at += 1
+        return item
 
-def raw_counts(query: Query, columns: Sequence[Sequence[str]],
-               texts: Sequence[str] | None = None) -> list[list[int]]:
-    """Per phrase of QUERY, its occurrences in each column."""
-    return [[occurrences(p, col, texts[i] if texts else None) for i, col in enumerate(columns)]
-            for p in query.phrases]
+    def any_of(self, negated: bool) -> str:
+        """OR: the loosest."""
+        out = self.all_of(negated)
+        while self.peek() == "OR":
+            self.take()
+            out = f"({out} OR {self.all_of(negated, after='OR')})"
+        return out
 
+    def all_of(self, negated: bool, after: str | None = None) -> str:
+        """AND, written or not; `a AND NOT b` is `a NOT b`."""
+        out = self.but_not(negated, after)
+        while self.peek() not in (None, "OR", ")"):
+            if self.take() != "AND":
+                self.at -= 1  # a word or '(' next to the previous one: AND
+                out = f"({out} AND {self.but_not(negated)})"
+            elif self.peek() == "NOT":
+                self.take()
+                out = f"({out} NOT {self.operand(True, 'NOT')})"
+            else:
+                out = f"({out} AND {self.but_not(negated, 'AND')})"
+        return out
 
-def phrase_counts(query: Query, raw: list[list[int]]) -> list[list[int]] | None:
-    """RAW counts as FTS5 reports instances: only the phrases of groups that match count; None
-    when no group matches (the document is not a match)."""
-    counts = [list(c) for c in raw]
-    matched = False
-    i = 0
-    for group in query.groups:
-        group_counts = counts[i:i + len(group)]
-        if all(any(c) for c in group_counts):
-            matched = True
-        else:
-            for c in group_counts:
-                c[:] = [0] * len(c)
-        i += len(group)
-    return counts if matched else None
+    def but_not(self, negated: bool, after: str | None = None) -> str:
+        """Binary NOT: the tightest."""
+        out = self.operand(negated, after)
+        while self.peek() == "NOT":
+            self.take()
+            out = f"({out} NOT {self.operand(True, 'NOT')})"
+        return out
 
-
-def idf(n_rows: int, n_hits: int) -> float:
-    value = math.log((n_rows - n_hits + 0.5) / (n_hits + 0.5))
-    return value if value > 0.0 else 1e-6
-
-
-def bm25_score(counts: list[list[int]], idfs: Sequence[float], doc_tokens: int, avgdl: float) -> float:
-    """FTS5's bm25() for one document, with the column weights of WEIGHTS."""
-    score = 0.0
-    for i, per_column in enumerate(counts):
-        freq = 0.0
-        for column, n in enumerate(per_column):
-            for _ in range(n):
-                freq += WEIGHTS[column]
-        score += phrase_weight(freq, idfs[i], doc_tokens, avgdl)
-    return -1.0 * score
-
-
-def phrase_weight(freq: float, idf: float, doc_tokens: int, avgdl: float) -> float:
-    """One phrase's part of bm25() for a document of DOC_TOKENS tokens where its hits weigh FREQ
-    (the operations in the order of FTS5's fts5_aux.c, so the same double)."""
-    return idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * doc_tokens / avgdl)))
+    def operand(self, negated: bool, after: str | None = None) -> str:
+        item = self.take()
+        if isinstance(item, Phrase):
+            if not negated:
+                self.terms.append(item)
+            return item.fts()
+        if item == "(":
+            if self.peek() == ")":
+                raise NoteInvalidError("the search has empty parentheses '()': put words inside or remove them")
+            inner = self.any_of(negated)
+            if self.take() != ")":
+                raise NoteInvalidError("the search has a '(' without its ')': balance the parentheses")
+            return inner
+        if item == "NOT":
+            raise NoteInvalidError("NOT needs a word before it, as in 'deploy NOT staging' (a search "
+                                   "cannot ask for every note but some)")
+        operator = item if item in _OPERATORS else after
+        if operator is not None:
+            raise NoteInvalidError(f"{operator} needs a word on each side, as in '{_EXAMPLES[operator]}'")
+        if item is None:
+            raise NoteInvalidError("the search has a '(' without its ')': balance the parentheses")
+        raise NoteInvalidError("the search has a ')' without its '(': balance the parentheses")
 
 
 # Snippets ----------------------------------------------------------------------------------
@@ -214,7 +206,7 @@ def snippet(content: str, query: Query | None = None, width: int = SNIPPET_CHARS
     start = 0
     if query is not None and not query.empty:
         lowered = flat.casefold()
-        hits = [lowered.find(p.tokens[0]) for p in query.phrases]
+        hits = [lowered.find(p.tokens[0]) for p in query.terms]
         hits = [h for h in hits if h >= 0]
         if hits:
             start = max(0, min(hits) - width // 4)

@@ -2,8 +2,8 @@
 note files whenever they change.
 
 The JSON files are the truth; the index is a cache of them. Each sync lists a notes directory
-and compares every `*.json` file's (size, mtime_ns, inode) with what the index holds: new and
-changed files are read again, vanished ones dropped. So a note edited by hand, pulled by git or
+and compares every `*.json` file's (size, mtime_ns, inode, ctime_ns) with what the index holds:
+new and changed files are read again, vanished ones dropped. So a note edited by hand, pulled by git or
 deleted shows up at the next sync. A short-lived process (the CLI) lists every time. A
 long-running one (the language server, the MCP server) skips the listing while the directory
 itself is unchanged (a file created, renamed or deleted in it changes its mtime) and its last
@@ -12,15 +12,12 @@ periodic listing moves to a background thread instead, so a request only lists a
 changed, and a file edited in place is picked up by the next background listing (and reported
 through `on_change`).
 
-With FTS5 (SQLite's full-text search, in the standard library's `sqlite3` on almost every
-build) the tokens of each note go into an FTS5 table ranked by `bm25()`. Without it, the same
-tokens go into a plain table and `fulltext` scans them, with the same matches and the same scores.
+The tokens of each note go into an FTS5 table (SQLite's full-text search), ranked by `bm25()`
+(`search`). FTS5 is in the `sqlite3` of every Python Memory Lens supports as distributed
+(python.org's Windows and macOS builds, Linux distributions, Homebrew, conda; docs/notes.md);
+where it is missing the index cannot be opened and notes commands say so in one line.
 A database that is corrupt or of another schema version is rebuilt; when the cache directory
 cannot be written, the index lives in memory for the process.
-
-Lists and searches are answered by `search.IndexSearch`, on this index's connection and under its
-lock; the shortlists of broad terms (`shortlists`) are built by `shortlist_builder`, which the
-background refresh runs after each listing, and kept true by every change made here.
 """
 
 from __future__ import annotations
@@ -29,6 +26,7 @@ import hashlib
 import json
 import logging
 import os
+import sqlite3
 import threading
 import time
 import unicodedata
@@ -38,48 +36,29 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from memory_lens.core.discovery import Scope
-from memory_lens.core.notes import fulltext, shortlists
-from memory_lens.core.notes.disk import directory_signature, list_note_files, note_file_signature, read_note_files
-from memory_lens.core.notes.halves import SecondReader
+from memory_lens.core.notes import fulltext, search
+from memory_lens.core.notes.disk import (
+    Signature,
+    directory_signature,
+    list_note_files,
+    note_file_signature,
+    read_note_files,
+)
 from memory_lens.core.notes.locations import Location
 from memory_lens.core.notes.model import Note, NoteError, tag_key
 from memory_lens.core.notes.naming import candidate_filenames
-from memory_lens.core.notes.search import IndexSearch
-from memory_lens.core.notes.shortlist_builder import ShortlistBuilder
-from memory_lens.core.sqlite_setup import sqlite3
 from memory_lens.core.sqlite_wal import close_quietly, is_busy, use_wal
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 log = logging.getLogger("memory_lens.notes")
 T = TypeVar("T")
-ENV_FTS = "MEMORY_LENS_NOTES_FTS"  # "0" forces the plain scan (for tests and troubleshooting)
 _TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M* Cn'"
+_NO_FTS5 = ("this Python's SQLite {version} has no FTS5 full-text search, which the notes index needs: "
+            "use a Python from python.org, your system, Homebrew or conda (they all have it)")
 
 
 class IndexBusyError(NoteError):
     """Another process kept the index locked for too long."""
-
-
-def fts5_available() -> bool:
-    """True when this SQLite has FTS5 (and `$MEMORY_LENS_NOTES_FTS` is not `0`)."""
-    if os.environ.get(ENV_FTS, "").strip() == "0":
-        return False
-    return _probe_fts5()
-
-
-_fts5_probe: list[bool] = []
-
-
-def _probe_fts5() -> bool:
-    if not _fts5_probe:
-        try:
-            con = sqlite3.connect(":memory:")
-            con.execute(f"CREATE VIRTUAL TABLE t USING fts5(a, tokenize=\"{_TOKENIZER}\")")
-            con.close()
-            _fts5_probe.append(True)
-        except sqlite3.Error:
-            _fts5_probe.append(False)
-    return _fts5_probe[0]
 
 
 def name_key(name: str) -> str:
@@ -119,9 +98,6 @@ _FILE_COLUMNS = ("f.id, f.scope, f.fname, f.name, f.tags, f.created_at, f.update
 # SQLite's page cache per connection (negative: KiB). The files table and the FTS index of
 # 10,000 notes take about 15 MB; the default (2 MB) made every search read pages again.
 _CACHE_KIB = 32 * 1024
-# The background thread looks for broad terms without a shortlist at most this often (and only
-# when the notes changed since): listing the FTS vocabulary reads the whole index (`shortlists`).
-SHORTLIST_DISCOVERY_SECONDS = 60.0
 _BUSY_SECONDS = 15.0  # how long a statement waits for another process's lock on the index
 REFRESH_GIVE_WAY_MAX = 0.5  # seconds a background listing waits for requests, at most, per round
 
@@ -131,9 +107,8 @@ class NotesIndex:
     Thread-safe: one lock serialises every use of the connection (the background refresh's too)."""
 
     def __init__(self, locations: Sequence[Location], index_dir: Path | None = None,
-                 fts: bool | None = None, freshness: float = 0.0) -> None:
+                 freshness: float = 0.0) -> None:
         self.locations = list(locations)
-        self.fts = fts5_available() if fts is None else (fts and _probe_fts5())
         self.freshness = freshness
         self._lock = threading.RLock()
         self._closed = False
@@ -143,26 +118,25 @@ class NotesIndex:
         self._snapshot: dict[tuple[str, str], tuple[Any, ...]] | None = None
         self._snapshot_version = -1
         self._dirty = False  # this connection changed rows (data_version only counts other connections)
-        self._known: dict[Scope, dict[str, tuple[int, int, int]]] = {}  # see `_signatures`
+        self._known: dict[Scope, dict[str, Signature]] = {}  # see `_signatures`
         self._known_version = -1
         self._requests = 0  # see `request`
         self._requests_lock = threading.Lock()
-        self._search = IndexSearch(self)
-        self._builder = ShortlistBuilder(self, self._search)
         self.db_path: Path | None = None
         directory = _usable_dir(index_dir if index_dir is not None else default_index_dir())
         if directory is not None:
-            self.db_path = directory / self._db_name(SCHEMA_VERSION, self.fts)
+            self.db_path = directory / self._db_name(SCHEMA_VERSION)
             for version in range(1, int(SCHEMA_VERSION)):  # what older versions left behind
-                for fts in (True, False):
-                    _remove_db(directory / self._db_name(str(version), fts))
+                for engine in ("fts", "scan"):
+                    _remove_db(directory / self._db_name(str(version), engine))
         self._con = self._open()
 
     # Opening ----------------------------------------------------------------------------------
 
-    def _db_name(self, version: str, fts: bool) -> str:
-        """The database file of these locations, index schema VERSION and search engine."""
-        key = "\0".join([version, "fts" if fts else "scan",
+    def _db_name(self, version: str, engine: str = "fts") -> str:
+        """The database file of these locations and index schema VERSION (before version 5 the
+        file of each search ENGINE, `fts` or `scan`, had its own name)."""
+        key = "\0".join([version, engine,
                          *(f"{loc.scope.value}={loc.directory}" for loc in self.locations)])
         return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".sqlite3"
 
@@ -233,30 +207,31 @@ class NotesIndex:
             id INTEGER PRIMARY KEY, scope TEXT NOT NULL, shadow INTEGER NOT NULL DEFAULT 0, error TEXT,
             fname TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
             name TEXT, name_key TEXT, tags TEXT, tag_keys TEXT, created_at TEXT, updated_at TEXT, revision TEXT,
-            tokens INTEGER, UNIQUE(scope, fname))""")
+            ctime_ns INTEGER NOT NULL, UNIQUE(scope, fname))""")
         con.execute("CREATE TABLE IF NOT EXISTS bodies(id INTEGER PRIMARY KEY, content TEXT NOT NULL)")
         con.execute("CREATE INDEX IF NOT EXISTS files_name ON files(name, scope)")
         con.execute("CREATE INDEX IF NOT EXISTS files_order ON files(scope, name_key, name)")
         # A sync compares every file's signature with these, read from the index alone.
-        con.execute("CREATE INDEX IF NOT EXISTS files_signature ON files(scope, fname, size, mtime_ns, ino)")
+        con.execute("CREATE INDEX IF NOT EXISTS files_signature ON files(scope, fname, size, mtime_ns, ino, ctime_ns)")
         # Every first page reports the problem files: found through this index, not a table scan.
         con.execute("CREATE INDEX IF NOT EXISTS files_problems ON files(scope, fname) "
                     "WHERE error IS NOT NULL OR shadow=1")
         con.execute("CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, id INTEGER NOT NULL, "
                     "PRIMARY KEY(tag, id)) WITHOUT ROWID")
         con.execute("CREATE INDEX IF NOT EXISTS tags_id ON tags(id)")
-        if self.fts:
+        try:  # `prefix`: FTS5 keeps an index of 2- and 3-character prefixes, for `de*`
             con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(name, tags, content, "
-                        f"tokenize=\"{_TOKENIZER}\", prefix='{' '.join(map(str, fulltext.PREFIX_INDEX_LENGTHS))}')")
-            shortlists.create_schema(con)
-        else:
-            con.execute("CREATE TABLE IF NOT EXISTS fts(rowid INTEGER PRIMARY KEY, name TEXT, tags TEXT, content TEXT)")
+                        f"tokenize=\"{_TOKENIZER}\", prefix='2 3')")
+        except sqlite3.OperationalError as err:
+            if "fts5" not in str(err):
+                raise
+            raise NoteError(_NO_FTS5.format(version=sqlite3.sqlite_version)) from None
+        # `ORDER BY rank` ranks by bm25() with the column weights (name, tags, content).
+        con.execute("INSERT INTO fts(fts, rank) VALUES ('rank', ?)",
+                    (f"bm25({', '.join(map(str, fulltext.WEIGHTS))})",))
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        # Which database this is: a second reader checks it opened the same one (`halves`).
+        # Which database this is (a database rebuilt by another process is another one).
         con.execute("INSERT OR IGNORE INTO meta VALUES ('build', ?)", (os.urandom(8).hex(),))
-        # Which state of the notes: changed by every commit of `_apply` (a shortlist built on a
-        # snapshot is written only if nothing changed since).
-        con.execute("INSERT OR IGNORE INTO meta VALUES ('generation', '')")
 
     def close(self) -> None:
         """Stop the background refresh (waiting for a listing under way) and close the database."""
@@ -266,9 +241,7 @@ class NotesIndex:
             thread.join(timeout=30.0)  # it re-checks `_closed` under the lock before any query
         with self._lock:
             self._closed = True
-            self._search.close()
             close_quietly(self._con)
-        self._builder.close()
 
     # The background refresh ------------------------------------------------------------------
 
@@ -288,18 +261,9 @@ class NotesIndex:
             self._refresher.start()
 
     def _refresh_loop(self, period: float, on_change: Callable[[], None] | None) -> None:
-        discovered: str | None = None  # the generation of the notes when broad terms were last looked for
-        discovered_at = -SHORTLIST_DISCOVERY_SECONDS
         while not self._stop.wait(period):
             try:
                 changed = self.refresh()
-                with self._lock:
-                    generation = None if self._closed else self.generation(self._con)
-                now = time.monotonic()
-                discover = generation != discovered and now - discovered_at >= SHORTLIST_DISCOVERY_SECONDS
-                self._builder.prepare(discover)
-                if discover:
-                    discovered, discovered_at = generation, now
             except Exception as err:  # a bad round (a busy index, a directory gone) is retried next time
                 log.warning("notes: refreshing the search index failed: %s", err)
                 continue
@@ -376,13 +340,11 @@ class NotesIndex:
         raise AssertionError("unreachable")
 
     def _rebuild(self) -> None:
-        self._search.reset()
         close_quietly(self._con)
         if self.db_path is not None:
             _remove_db(self.db_path)
         self._dirs.clear()
         self._known.clear()
-        self._scan_cache = None
         self._con = self._open()
         for loc in self.locations:
             self._sync_location(loc, True)
@@ -396,7 +358,7 @@ class NotesIndex:
             return 0
         return self._bring_in_step(loc, list_note_files(loc.directory), signature, now)
 
-    def _bring_in_step(self, loc: Location, disk: dict[str, tuple[int, int, int]],
+    def _bring_in_step(self, loc: Location, disk: dict[str, Signature],
                        signature: tuple[int, int] | None, now: float) -> int:
         """Make the index's files of LOC those of DISK (a listing of its directory)."""
         known = self._signatures(loc.scope)
@@ -407,8 +369,8 @@ class NotesIndex:
         self._dirs[loc.scope] = _DirState(signature, now)
         return len(stale) + len(gone)
 
-    def _signatures(self, scope: Scope) -> dict[str, tuple[int, int, int]]:
-        """The (size, mtime_ns, inode) the index holds for each file of SCOPE: read once, then
+    def _signatures(self, scope: Scope) -> dict[str, Signature]:
+        """The (size, mtime_ns, inode, ctime_ns) the index holds for each file of SCOPE: read once, then
         kept in step with this connection's changes, and read again after another process
         changed the index (`data_version`), so a sync with nothing to do reads nothing."""
         version = self._con.execute("PRAGMA data_version").fetchone()[0]
@@ -417,12 +379,12 @@ class NotesIndex:
             self._known_version = version
         known = self._known.get(scope)
         if known is None:
-            known = {r[0]: (r[1], r[2], r[3]) for r in self._con.execute(
-                "SELECT fname, size, mtime_ns, ino FROM files WHERE scope=?", (scope.value,))}
+            known = {r[0]: tuple(r[1:]) for r in self._con.execute(
+                "SELECT fname, size, mtime_ns, ino, ctime_ns FROM files WHERE scope=?", (scope.value,))}
             self._known[scope] = known
         return known
 
-    def _apply(self, loc: Location, disk: dict[str, tuple[int, int, int]], stale: list[str], dropped: list[str]) -> None:
+    def _apply(self, loc: Location, disk: dict[str, Signature], stale: list[str], dropped: list[str]) -> None:
         """Drop the rows of the files DROPPED, read the files STALE (of DISK) and insert them, in
         one transaction: each table filled by one `executemany` (a full build is one of these)."""
         parsed = list(read_note_files(loc.directory, loc.scope, stale))  # before the write lock
@@ -441,38 +403,29 @@ class NotesIndex:
                     gone.append(row[0])
                     if row[1] is not None:
                         names.add(row[1])
-            if self.fts and gone:
-                shortlists.forget(con, gone)
             next_id = con.execute("SELECT coalesce(max(id), 0) + 1 FROM files").fetchone()[0]
-            files, bodies, tags, texts, broken, tokens = [], [], [], [], [], []
+            files, bodies, tags, texts, broken = [], [], [], [], []
             for rowid, (fname, result) in enumerate(parsed, next_id):
-                size, mtime_ns, ino = disk[fname]
                 if isinstance(result, str):
-                    broken.append((rowid, scope, fname, size, mtime_ns, ino, result))
+                    broken.append((rowid, scope, fname, *disk[fname], result))
                     continue
                 note, revision = result
                 names.add(note.name)
                 keys = {tag_key(t) for t in note.tags}
-                columns = _index_columns(note)
-                split = [c.split() for c in columns]
-                files.append((rowid, scope, fname, size, mtime_ns, ino, note.name, name_key(note.name),
+                files.append((rowid, scope, fname, *disk[fname], note.name, name_key(note.name),
                               "\n".join(note.tags), "".join(f"\n{k}\n" for k in sorted(keys)),
-                              note.created_at, note.updated_at, revision, sum(map(len, split))))
+                              note.created_at, note.updated_at, revision))
                 bodies.append((rowid, note.content))
                 tags.extend((k, rowid) for k in keys)
-                texts.append((rowid, *columns))
-                tokens.append((rowid, split))
-            con.executemany("INSERT INTO files(id, scope, fname, size, mtime_ns, ino, error) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?)", broken)
-            con.executemany("INSERT INTO files(id, scope, fname, size, mtime_ns, ino, name, name_key, tags, "
-                            "tag_keys, created_at, updated_at, revision, tokens) "
+                texts.append((rowid, *_index_columns(note)))
+            con.executemany("INSERT INTO files(id, scope, fname, size, mtime_ns, ino, ctime_ns, error) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", broken)
+            con.executemany("INSERT INTO files(id, scope, fname, size, mtime_ns, ino, ctime_ns, name, name_key, "
+                            "tags, tag_keys, created_at, updated_at, revision) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", files)
             con.executemany("INSERT INTO bodies(id, content) VALUES (?, ?)", bodies)
             con.executemany("INSERT INTO tags(tag, id) VALUES (?, ?)", tags)
             con.executemany("INSERT INTO fts(rowid, name, tags, content) VALUES (?, ?, ?, ?)", texts)
-            if self.fts and tokens:
-                shortlists.note_added(con, shortlists.Terms(con), tokens)
-            con.execute("UPDATE meta SET value=? WHERE key='generation'", (os.urandom(8).hex(),))
             self._update_shadows(loc.scope, names)
             con.execute("COMMIT")
         except BaseException:
@@ -484,7 +437,6 @@ class NotesIndex:
             for fname in dropped:
                 known.pop(fname, None)
             known.update((fname, disk[fname]) for fname in stale)
-        self._search.changed()
         self._dirty = True
 
     def _drop(self, rowid: int) -> None:
@@ -616,84 +568,21 @@ class NotesIndex:
                 out.append((s, loc.directory / fname, error))
             return out
 
-    # Searching: `IndexSearch` answers, `ShortlistBuilder` builds the shortlists ---------------
+    # Searching (`search`) ---------------------------------------------------------------------
 
     def list_ids(self, scopes: Sequence[Scope], tags: Sequence[str], offset: int, limit: int,
                  query: fulltext.Query | None = None) -> tuple[list[int], int]:
         """A page of note ids in listing order (project first, then by name), and the total;
         with QUERY, only the notes it matches."""
-        return self._search.list_ids(scopes, tags, offset, limit, query)
+        with self._lock:
+            return self.guard(lambda: search.list_ids(self._con, scopes, tags, offset, limit, query))
 
     def search_ids(self, query: fulltext.Query, scopes: Sequence[Scope], tags: Sequence[str],
                    offset: int, limit: int) -> tuple[list[tuple[int, float]], int]:
-        """A page of (note id, bm25 score) best first, and the total number of matches."""
-        return self._search.search_ids(query, scopes, tags, offset, limit)
-
-    def prepare_shortlists(self, discover: bool = True) -> int:
-        """Build the shortlists of the broad terms searched since, of those worn by changes and,
-        with DISCOVER, of every broad term without one (`ShortlistBuilder.prepare`); the number
-        built. What the servers' background thread does after each listing."""
-        return self._builder.prepare(discover)
-
-    @property
-    def shortlisted(self) -> int:
-        """How many searches were answered from a shortlist (for tests and benchmarks)."""
-        return self._search.shortlisted
-
-    # What `IndexSearch` and `ShortlistBuilder` use (`search.SearchedIndex`) --------------------
-
-    @property
-    def connection(self) -> sqlite3.Connection:
-        return self._con
-
-    @property
-    def lock(self) -> threading.RLock:
-        return self._lock
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    @property
-    def stopping(self) -> threading.Event:
-        return self._stop
-
-    def second_reader(self) -> SecondReader:
-        """A second read-only connection to this index's database on a thread of its own (`halves`)."""
-        assert self.db_path is not None
+        """A page of (note id, score) best first (higher is better: `-bm25()`), and the total
+        number of matches."""
         with self._lock:
-            build = _build_id(self._con)
-        return SecondReader(self.db_path, _tune, lambda con: _build_id(con) == build, _BUSY_SECONDS)
-
-    def open_reader(self) -> sqlite3.Connection:
-        """Another connection to this index's database, to read without the lock; raises
-        `sqlite3.Error` when the index is closed or its file was replaced since it was opened."""
-        assert self.db_path is not None
-        with self._lock:
-            if self._closed:
-                raise sqlite3.ProgrammingError("the notes index is closed")
-            build = _build_id(self._con)
-        con = sqlite3.connect(str(self.db_path), timeout=_BUSY_SECONDS, isolation_level=None,
-                              check_same_thread=False)
-        try:
-            _tune(con)
-            if _build_id(con) != build:
-                raise sqlite3.DatabaseError("the notes index file was replaced since it was opened")
-        except BaseException:
-            con.close()
-            raise
-        return con
-
-    def is_current(self, con: sqlite3.Connection) -> bool:
-        """Whether CON (from `open_reader`) still reads the database this index has open."""
-        with self._lock:
-            return not self._closed and _build_id(con) == _build_id(self._con)
-
-    @staticmethod
-    def generation(con: sqlite3.Connection) -> str | None:
-        """Which state of the notes the database on CON holds: changed by every commit of `_apply`."""
-        row = con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
-        return row[0] if row else None
+            return self.guard(lambda: search.search_ids(self._con, query, scopes, tags, offset, limit))
 
 
 # The database file and its connections ------------------------------------------------------
@@ -703,11 +592,6 @@ def _tune(con: sqlite3.Connection) -> None:
     """What every connection to the index sets: its page cache, temporary tables in memory."""
     con.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
     con.execute("PRAGMA temp_store=MEMORY")
-
-
-def _build_id(con: sqlite3.Connection) -> str | None:
-    row = con.execute("SELECT value FROM meta WHERE key='build'").fetchone()
-    return row[0] if row else None
 
 
 def _usable_dir(directory: Path) -> Path | None:

@@ -119,14 +119,14 @@ class NotesStore:
     """Notes of one project (or none) and the global notes."""
 
     def __init__(self, settings: NotesSettings, project_root: Path | None, *,
-                 index_dir: Path | None = None, fts: bool | None = None, freshness: float = 0.0,
+                 index_dir: Path | None = None, freshness: float = 0.0,
                  follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> None:
         self.settings = settings
         self.project_root = project_root
         self.follow_outside_links = follow_outside_links  # None: the environment decides
         self.hint = hint
         self.locations = locations(settings, project_root)
-        self.index = NotesIndex(self.locations, index_dir=index_dir, fts=fts, freshness=freshness)
+        self.index = NotesIndex(self.locations, index_dir=index_dir, freshness=freshness)
 
     @classmethod
     def for_directory(cls, directory: Path, settings: NotesSettings, **options: Any) -> NotesStore:
