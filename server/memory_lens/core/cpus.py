@@ -1,5 +1,5 @@
-"""How many CPUs this process may use: what decides whether work is shared with helper processes
-(the scan) or a helper thread (a broad notes search)."""
+"""How many CPUs this process may use: what decides whether the scan shares its work with helper
+processes."""
 
 from __future__ import annotations
 

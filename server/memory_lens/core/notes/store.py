@@ -168,7 +168,10 @@ class NotesStore:
     # Finding one note -------------------------------------------------------------------------
 
     def _lookup(self, loc: Location, name: str) -> StoredNote | None:
-        """The note NAME in LOC: at its own file name, else wherever the index saw it."""
+        """The note NAME in LOC: at its own file name, else wherever the index saw it at its last
+        sync. Without a sync, so that creating a note costs the same however many there are: a
+        file written by hand under another name since is found at the next sync (and, when a note
+        of its name was created meanwhile, reported as a duplicate)."""
         broken: NoteFileError | None = None
         for fname in candidate_filenames(name):
             path = loc.directory / fname
@@ -181,7 +184,6 @@ class NotesStore:
                 continue
             if stored.name == name:
                 return stored
-        self.index.sync()
         for fname in self.index.holders(loc.scope, name):
             try:
                 stored = read_note_file(loc.directory / fname, loc.scope)
@@ -193,12 +195,20 @@ class NotesStore:
             raise broken
         return None
 
+    def _lookup_synced(self, loc: Location, name: str) -> StoredNote | None:
+        """`_lookup`, with the index brought in step first when the note is not at its own file."""
+        found = self._lookup(loc, name)
+        if found is None:
+            self.index.sync()
+            found = self._lookup(loc, name)
+        return found
+
     def _resolve(self, name: str, scope: Any) -> StoredNote:
         validate_name(name)
         chosen = parse_scope(scope)
         searched = [self.location(chosen)] if chosen else self.locations
         for loc in searched:
-            found = self._lookup(loc, name)
+            found = self._lookup_synced(loc, name)
             if found is not None:
                 return found
         where = f"{chosen.value} notes" if chosen else " or ".join(f"{loc.scope.value}" for loc in searched) + " notes"
@@ -250,7 +260,7 @@ class NotesStore:
     def find(self, name: str, scope: Scope) -> StoredNote | None:
         """The note NAME in SCOPE only, or None."""
         validate_name(name)
-        return self._lookup(self.location(scope), name)
+        return self._lookup_synced(self.location(scope), name)
 
     def insert(self, note: Note) -> WriteResult:
         """Create NOTE exactly as given (its timestamps kept: import); NoteExistsError when its
