@@ -75,16 +75,17 @@ def test_report_makes_the_tables_of_the_performance_page(results: dict, tmp_path
     assert "≤ 1.15" in rows["initialize.ratio_to_floor"]
 
 
-NOTES_KEYS = ["build.cold_ms", "build.plain_scan_cold_ms", "build.reopen_and_search.ms", "search.server.p99_ms",
-              "search.cli.p99_ms", "search.plain_scan.p99_ms", "list_by_tag.server.p99_ms", "list_by_tag.cli.p99_ms",
-              "read.server.p99_ms", "pull.sync_ms", "pull.first_search_after_ms", "pull.mixed_sync_ms"]
+NOTES_KEYS = ["build.cold_ms", "build.reopen_and_search.ms", "search.server.p99_ms", "search.cli.p99_ms",
+              "list_by_tag.server.p99_ms", "list_by_tag.cli.p99_ms", "read.server.p99_ms", "pull.sync_ms",
+              "pull.first_search_after_ms", "pull.mixed_sync_ms", "create.inprocess.ratio", "create.cli.ratio",
+              "create.inprocess.120.p50_ms", "create.cli.100.p50_ms"]
 
 
 @pytest.fixture(scope="module")
 def notes_results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = tmp_path_factory.mktemp("notes-bench") / "notes.json"
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "notes_bench.py"), "--notes", "120",
-                           "--out", str(out), "--runs", "1", "--passes", "1", "--changed", "10"],
+                           "--out", str(out), "--runs", "1", "--passes", "1", "--changed", "10", "--creates", "6"],
                           timeout=600, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert done.returncode == 0, done.stderr
     return json.loads(out.read_text())
@@ -95,11 +96,13 @@ def test_notes_benchmark_writes_every_key_and_its_targets(notes_results: dict) -
         value = lookup(notes_results, key)
         assert isinstance(value, (int, float)) and value >= 0, key
     assert notes_results["files"] == {"project": 60, "global": 60}
-    assert set(notes_results["targets"]) == {"search.server.p99_ms", "list_by_tag.server.p99_ms", "pull.sync_ms",
-                                             "build.cold_ms"}
+    assert set(notes_results["targets"]) == {"search.server.p50_ms", "search.server.p99_ms", "list_by_tag.server.p99_ms",
+                                             "pull.sync_ms", "build.cold_ms", "create.inprocess.ratio",
+                                             "create.cli.ratio"}
     assert all(t["met"] in (True, False) for t in notes_results["targets"].values())
-    assert set(notes_results["targets_cpu"]) == {"search.server.cpu_p99_ms", "list_by_tag.server.cpu_p99_ms",
-                                                 "pull.sync_cpu_ms", "build.cpu_ms"}
+    assert set(notes_results["targets_cpu"]) == {"search.server.cpu_p50_ms", "search.server.cpu_p99_ms",
+                                                 "list_by_tag.server.cpu_p99_ms", "pull.sync_cpu_ms", "build.cpu_ms",
+                                                 "create.inprocess.cpu_ratio"}
     assert all(t["met"] in (True, False) for t in notes_results["targets_cpu"].values())
     broad, selective = notes_results["search"]["server"]["broad"], notes_results["search"]["server"]["selective"]
     assert broad["queries"] + selective["queries"] == notes_results["search"]["queries"]
