@@ -181,3 +181,49 @@ def test_the_index_of_an_older_schema_is_removed(sandbox: NotesSandbox) -> None:
     assert again.index.db_path is not None and again.index.db_path.exists()
     again.close()
     assert {p.name.split(".sqlite3")[0] for p in sandbox.index_dir.iterdir()} == {again.index.db_path.stem}
+
+
+def test_creating_a_note_lists_no_notes_directory(sandbox: NotesSandbox, monkeypatch) -> None:  # noqa: F811
+    """A create reads the note's own file names and the index, never a listing of a notes
+    directory: its cost does not grow with the number of notes. A note file written by hand
+    under another file name since the last listing is found at the next one, as a duplicate."""
+    store = sandbox.store()
+    store.create("first", "x")
+    sandbox.write_note(sandbox.project_dir(), "by-hand.json", note_data("second", "written by hand"))
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def scandir(path=".", *args):
+        listed.append(os.fspath(path))
+        return real_scandir(path, *args)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    store.create("second", "y")
+    store.create("third", "z", scope="global")
+    notes_dirs = {str(sandbox.project_dir()), str(sandbox.global_dir)}
+    assert not [p for p in listed if p.rstrip("/") in notes_dirs]
+    monkeypatch.setattr(os, "scandir", real_scandir)
+    problems = store.list().problems
+    assert [(p.path.name, "holds the same name 'second'" in p.reason) for p in problems] == [("by-hand.json", True)]
+    store.close()
+
+
+def test_a_killed_writers_temporary_file_is_removed_by_the_next_listing(sandbox: NotesSandbox) -> None:  # noqa: F811
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    store = sandbox.store()
+    store.create("a", "x")
+    directory = sandbox.project_dir()
+    dead = directory / f".a.json.ml{child.pid}-abcd_123.tmp"
+    live = directory / f".a.json.ml{os.getpid()}-abcd_123.tmp"  # another thread's, maybe: kept
+    for path in (dead, live):
+        path.write_text("half a note")
+    store.create("b", "y")
+    assert dead.exists()  # a write does not list the directory for it
+    store.index.sync(force=True)
+    assert not dead.exists() and live.exists()
+    assert [n.name for n in store.list().notes] == ["a", "b"]
+    store.close()

@@ -109,6 +109,7 @@ def update_memory_file(
     change: Callable[[str], tuple[str | None, T]],
     create: bool = True,
     area: WriteArea | None = None,
+    sweep: bool = True,
 ) -> T:
     """Apply CHANGE to the current text of memory file PATH, safely.
 
@@ -116,7 +117,9 @@ def update_memory_file(
     the file alone, result). Raises MemoryFileError when the file exists but is unusable, or is
     missing and CREATE is false, or cannot be written; OutsideLinkError when PATH's final target
     leaves AREA (by default PATH's own directory: see `write_policy`), checked before any
-    directory is created and again under the lock, right before the file is replaced.
+    directory is created and again under the lock, right before the file is replaced. SWEEP:
+    first remove the temporary files a killed writer left in PATH's directory (`temp_files`),
+    which lists it; the notes store sweeps when it lists its directories instead.
     """
     from filelock import Timeout as LockTimeout
 
@@ -133,7 +136,8 @@ def update_memory_file(
         raise MemoryFileError(f"{shown}: cannot create its directory: {err.strerror or err}") from None
     try:
         with lock_for(target):
-            remove_stale_temp_files(target)
+            if sweep:
+                remove_stale_temp_files(target)
             results: list[T] = []
 
             def compute(data: bytes | None) -> bytes | None:

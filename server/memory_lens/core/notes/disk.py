@@ -35,6 +35,7 @@ from memory_lens.core.notes.model import (
     decode_note,
     revision_of,
 )
+from memory_lens.core.temp_files import remove_stale_temp_files
 from memory_lens.core.write_policy import WriteArea
 from memory_lens.core.writer import MemoryFileError, OutsideLinkError, delete_file, update_memory_file
 
@@ -138,7 +139,7 @@ def create_note_file(path: Path, note: Note, area: WriteArea | None = None) -> S
         return text, None
 
     try:
-        update_memory_file(path, change, area=area)
+        update_memory_file(path, change, area=area, sweep=False)  # `list_note_files` sweeps
     except MemoryFileError as err:
         if os.path.lexists(path) and not isinstance(err, OutsideLinkError):
             raise NoteExistsError(f"{err}") from None
@@ -170,7 +171,7 @@ def rewrite_note_file(path: Path, scope: Scope, transform: Callable[[StoredNote]
         return text, None
 
     try:
-        update_memory_file(path, change, create=False, area=area)
+        update_memory_file(path, change, create=False, area=area, sweep=False)
     except MemoryFileError as err:
         if not os.path.lexists(path):
             raise NoteNotFoundError(f"{path}: the note file was deleted") from None
@@ -222,14 +223,19 @@ def directory_signature(directory: Path) -> tuple[int, int] | None:
 
 def list_note_files(directory: Path, give_way: Callable[[], None] | None = None) -> dict[str, Signature]:
     """(size, mtime_ns, inode, ctime_ns) of every note file of DIRECTORY (symlinks followed; a dangling
-    one gets zeros, so it is read and reported). GIVE_WAY: called every 256 entries."""
+    one gets zeros, so it is read and reported). GIVE_WAY: called every 256 entries. The
+    temporary files a killed writer left next to note files are removed (`temp_files`): note
+    writes do not list the directory for them, so that their cost does not grow with it."""
     out: dict[str, Signature] = {}
+    leftovers: set[str] = set()
     try:
         with os.scandir(directory) as entries:
             for n, entry in enumerate(entries):
                 if give_way is not None and not n & 255:
                     give_way()
                 if not is_note_file(entry.name):
+                    if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                        leftovers.add(entry.name[1:-4].rpartition(".")[0])  # `.<note file>.<random>.tmp`
                     continue
                 try:
                     st = entry.stat()
@@ -238,6 +244,9 @@ def list_note_files(directory: Path, give_way: Callable[[], None] | None = None)
                     out[entry.name] = (0, 0, 0, 0)
     except OSError:
         return {}
+    for fname in leftovers:
+        if is_note_file(fname):
+            remove_stale_temp_files(directory / fname)
     return out
 
 
