@@ -226,9 +226,6 @@ class NotesIndex:
             if "fts5" not in str(err):
                 raise
             raise NoteError(_NO_FTS5.format(version=sqlite3.sqlite_version)) from None
-        # `ORDER BY rank` ranks by bm25() with the column weights (name, tags, content).
-        con.execute("INSERT INTO fts(fts, rank) VALUES ('rank', ?)",
-                    (f"bm25({', '.join(map(str, fulltext.WEIGHTS))})",))
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         # Which database this is (a database rebuilt by another process is another one).
         con.execute("INSERT OR IGNORE INTO meta VALUES ('build', ?)", (os.urandom(8).hex(),))

@@ -5,9 +5,8 @@ lock:
 
 - `list_ids` without a query walks one scope after the other along the `(scope, name_key, name)`
   index, so a page costs what it holds; with a query, its matches in listing order;
-- `search_ids` ranks with FTS5's `bm25()` (the table's `rank`, weights in `fulltext.WEIGHTS`),
-  `ORDER BY rank ... LIMIT`, ties in listing order. The score given back is `-bm25()`: higher is
-  better.
+- `search_ids` ranks with FTS5's `bm25()` (weights in `fulltext.WEIGHTS`), `ORDER BY bm25(...)
+  LIMIT`, ties in listing order. The score given back is `-bm25()`: higher is better.
 """
 
 from __future__ import annotations
@@ -21,6 +20,10 @@ from memory_lens.core.notes.model import tag_key
 
 _ORDER = "CASE f.scope WHEN 'project' THEN 0 ELSE 1 END, f.name_key, f.name"
 _MATCHES = "FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?"
+# FTS5's ranking function with the column weights. Written out rather than through the table's
+# `rank` column: `ORDER BY fts.rank` in this join measured 8.0 ms p50 against 1.8 ms over the
+# benchmark's searches of 10,000 notes (the same pages).
+_BM25 = f"bm25(fts, {', '.join(map(str, fulltext.WEIGHTS))})"
 
 
 def _filters(scopes: Sequence[Scope], tags: Sequence[str]) -> tuple[str, list[Any]]:
@@ -60,7 +63,7 @@ def search_ids(con: sqlite3.Connection, query: fulltext.Query, scopes: Sequence[
     """A page of (note id, score) best first, and the total number of matches. The score is
     `-bm25()`: higher is better."""
     where, args = _filters(scopes, tags)
-    rows = con.execute(f"SELECT f.id, -fts.rank {_MATCHES}{where} ORDER BY fts.rank, {_ORDER} LIMIT ? OFFSET ?",
+    rows = con.execute(f"SELECT f.id, -{_BM25} {_MATCHES}{where} ORDER BY {_BM25}, {_ORDER} LIMIT ? OFFSET ?",
                        [query.fts, *args, limit, offset]).fetchall()
     return [(r[0], r[1]) for r in rows], _count(con, query.fts, where, args)
 
