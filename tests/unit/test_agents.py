@@ -270,6 +270,26 @@ def test_claude_import_depth_is_four_hops_and_cycles_load_once(tmp_path: Path, h
     assert any("@d5.md is not imported" in w and "4 hops" in w for w in view.warnings)
 
 
+def test_claude_imports_stop_at_one_bound_on_mentions(tmp_path: Path, home: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23 item 1 for Claude Code's loader: every mention was followed, however many (each a
+    path resolved and a file looked for). Each file is read once, and the mentions stop at Memory
+    Lens's bound, with one warning."""
+    from memory_lens.core import imports
+
+    root = repo(tmp_path)
+    write(root / "CLAUDE.md", "@a.md\n" * 3000 + "".join(f"@m{i}.md\n" for i in range(3000)))
+    write(root / "a.md", "@a.md\n@CLAUDE.md\n" * 2000)
+    reads: list[Path] = []
+    real_read = claude.read_raw
+    monkeypatch.setattr(claude, "read_raw", lambda path, limit: reads.append(path) or real_read(path, limit))
+    view = claude_view(root)
+    assert reads.count(root / "a.md") == 1 and reads.count(root / "CLAUDE.md") == 1
+    assert len(reads) < imports.MAX_IMPORT_MENTIONS
+    (warning,) = [w for w in view.warnings if "Memory Lens follows at most" in w]
+    assert warning.startswith(f"{root / 'CLAUDE.md'}: @a.md is not imported, nor any mention after it") and "Claude Code has no such bound" in warning
+
+
 def test_claude_large_file_warning_past_40k_characters(tmp_path: Path, home: Path) -> None:
     root = repo(tmp_path)
     write(root / "CLAUDE.md", "x" * 40_000)

@@ -10,7 +10,7 @@ import pytest
 
 from memory_lens.core import imports
 from memory_lens.core.imports import (
-    CYCLE, DEPTH, IMPORTED, LIMIT, MAX_IMPORT_READS, NOT_FOUND, OUTSIDE_ROOT, UNREADABLE, URL, code_regions,
+    CYCLE, DEPTH, IMPORTED, LIMIT, MAX_IMPORT_MENTIONS, NOT_FOUND, OUTSIDE_ROOT, UNREADABLE, URL, code_regions,
     expand_imports, find_mentions, import_problems,
 )
 from memory_lens.core.node_paths import decode_uri_component, js_resolve, js_trim
@@ -120,30 +120,78 @@ def test_text_without_mentions_is_returned_as_is(tmp_path: Path) -> None:
     assert expansion.text is text and expansion.imports == ()
 
 
+def _walk(nodes):
+    for n in nodes:
+        yield n
+        yield from _walk(n.children)
+
+
 def test_imports_that_multiply_stop_at_a_bound(tmp_path: Path) -> None:
     """A hostile tree: every level mentions the next one 100 times (10^8 imports for the agent).
-    Memory Lens reads at most MAX_IMPORT_READS files for one memory file, then marks the rest."""
+    Memory Lens follows at most MAX_IMPORT_MENTIONS mentions for one memory file, then marks the rest."""
     for name, nxt in (("a", "b"), ("b", "c"), ("c", "d"), ("d", "e")):
         (tmp_path / f"{name}.md").write_text(f"@./{nxt}.md\n" * 100)
     (tmp_path / "e.md").write_text("end")
     expansion = expand_imports("@./a.md", tmp_path / "GEMINI.md")
-    statuses = []
-
-    def walk(nodes):
-        for n in nodes:
-            statuses.append(n.status)
-            walk(n.children)
-    walk(expansion.imports)
-    assert statuses.count(IMPORTED) == MAX_IMPORT_READS and LIMIT in statuses
-    assert "read more than 5000 files (Memory Lens's limit)" in expansion.text
+    statuses = [n.status for n in _walk(expansion.imports)]
+    assert statuses.count(IMPORTED) == MAX_IMPORT_MENTIONS and statuses.count(LIMIT) == 1
+    assert expansion.text.count(f"Memory Lens follows at most {MAX_IMPORT_MENTIONS} mentions") == 1
     (problem,) = [p for p in import_problems(expansion.imports) if p.culprit.status == LIMIT]
     assert problem.code == "import-depth" and "is not expanded" in problem.message
+
+
+def test_every_mention_counts_against_the_bound_cycles_included(tmp_path: Path) -> None:
+    """Issue 23 item 1: GEMINI.md -> a.md -> a.md ..., a thousand `@a.md` in each. A mention of a
+    file already imported along the chain reads nothing, yet it counted for nothing before: 10^6
+    cycle comments (40 MB) for one file. Now: MAX_IMPORT_MENTIONS mentions, one marker, the rest of
+    the text as written."""
+    (tmp_path / "a.md").write_text("@a.md\n" * 1000)
+    top = "@a.md\n" * 1000
+    expansion = expand_imports(top, tmp_path / "GEMINI.md")
+    nodes = list(_walk(expansion.imports))
+    assert len(nodes) == MAX_IMPORT_MENTIONS + 1 and [n.status for n in nodes].count(LIMIT) == 1
+    assert expansion.text.count("<!-- Import failed: a.md - not imported, nor any mention after it") == 1
+    assert len(expansion.text) < 20 * len(top) + 60 * MAX_IMPORT_MENTIONS
+    assert expansion.text.endswith("@a.md\n" * 990)  # the top file's last mentions, as written
+
+
+def test_a_budget_bounds_a_whole_view(tmp_path: Path) -> None:
+    """One budget passed to the expansions of several files: the second file's imports stop where
+    the first left it, and get a marker of their own."""
+    (tmp_path / "a.md").write_text("A")
+    budget = imports.ImportBudget(mentions=3)
+    first = expand_imports("@a.md @a.md", tmp_path / "GEMINI.md", budget=budget)
+    second = expand_imports("@a.md @a.md @a.md", tmp_path / "sub" / "GEMINI.md", budget=budget)
+    assert [n.status for n in first.imports] == [IMPORTED, IMPORTED]
+    assert [n.status for n in second.imports] == [NOT_FOUND, LIMIT]
+    assert second.text.endswith(" - " + imports.limit_message() + " --> @a.md")
+
+
+def test_mentions_past_the_bound_in_flat_format_are_marked_once(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("@a.md @b.md\n" * 3000)
+    (tmp_path / "b.md").write_text("B")
+    expansion = expand_imports("@a.md", tmp_path / "GEMINI.md", import_format="flat")
+    statuses = [n.status for n in _walk(expansion.imports)]
+    assert statuses == [IMPORTED, LIMIT, IMPORTED]
+    assert expansion.text.count("--- File:") == 3
+
+
+def test_a_long_chain_in_flat_format_stops_at_its_depth_bound(tmp_path: Path) -> None:
+    """Gemini's flat format has no depth limit: a chain of 1,500 files (12 KB) would nest the
+    import tree past Python's recursion limit."""
+    for i in range(1500):
+        (tmp_path / f"f{i}.md").write_text(f"@f{i + 1}.md")
+    expansion = expand_imports("@f0.md", tmp_path / "GEMINI.md", import_format="flat")
+    nodes = list(_walk(expansion.imports))
+    assert len(nodes) == imports.MAX_FLAT_DEPTH + 1 and nodes[-1].status == LIMIT
+    assert expansion.text.count("--- File:") == imports.MAX_FLAT_DEPTH + 1
 
 
 def test_an_import_over_the_byte_bound_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(imports, "MAX_IMPORTED_BYTES", 10)
     (tmp_path / "big.md").write_text("x" * 11)
     (tmp_path / "small.md").write_text("y" * 10)
-    expansion = expand_imports("@./small.md @./big.md", tmp_path / "GEMINI.md")
+    expansion = expand_imports("@./small.md @./big.md @./small.md", tmp_path / "GEMINI.md")
     assert [n.status for n in expansion.imports] == [IMPORTED, LIMIT]
-    assert "more than 10 bytes (Memory Lens's limit)" in expansion.imports[1].message
+    assert "and 10 bytes of imported text" in expansion.imports[1].message
+    assert expansion.text.endswith(" --> @./small.md")

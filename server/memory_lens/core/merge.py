@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Sequence
 
 from memory_lens.core.discovery import ChainPlan, Scope, has_marker, plan_chain
 from memory_lens.core.files import EncodingIssue, FileRead, read_memory_file
-from memory_lens.core.imports import ImportNode, expand_imports
+from memory_lens.core.imports import ImportBudget, ImportNode, expand_imports
 from memory_lens.core.node_paths import js_sort_key, js_trim
 from memory_lens.core.settings import Settings
 
@@ -116,10 +116,12 @@ class Memory:
 def load_sources(plan: ChainPlan, reader: Reader = read_memory_file, markers: tuple[str, ...] = (".git",),
                  import_format: str = "tree") -> tuple[list[Source], list[str]]:
     """Read every candidate of PLAN; return the existing files (deduplicated) and a trace. Imports
-    are expanded in IMPORT_FORMAT, kept inside the root MARKERS find (Gemini's settings)."""
+    are expanded in IMPORT_FORMAT, kept inside the root MARKERS find (Gemini's settings), within
+    one budget for them all (`imports.ImportBudget`)."""
     trace: list[str] = []
     sources: list[Source] = []
     seen: set[Path] = set()
+    budget = ImportBudget()
     for cand in plan.candidates:
         got = reader(cand.path)
         if not got.exists:
@@ -135,7 +137,8 @@ def load_sources(plan: ChainPlan, reader: Reader = read_memory_file, markers: tu
             sources.append(Source(cand.path, cand.scope, False, got.size, 0, reason=got.reason,
                                   real_path=got.real_path))
             continue
-        expansion = expand_imports(got.agent_text, cand.path, markers=markers, import_format=import_format)
+        expansion = expand_imports(got.agent_text, cand.path, markers=markers, import_format=import_format,
+                                   budget=budget)
         content = js_trim(expansion.text)
         trace.append(f"{cand.scope.value} {cand.path}: loaded ({got.size} bytes"
                      + (", empty" if not content else "")

@@ -30,6 +30,7 @@ from typing import Mapping
 
 from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw
 from memory_lens.core.agents.claude_rules import front_matter, rule_matches
+from memory_lens.core.imports import ImportBudget, limit_message
 from memory_lens.core.node_paths import JS_WHITESPACE, js_trim
 
 AGENT = "claude"
@@ -253,6 +254,7 @@ class Loader:
         self.warnings: list[str] = list(config.problems)
         self.trace: list[str] = []
         self.excluded = _exclude_matcher(config.excludes)
+        self.budget = ImportBudget()  # Memory Lens's bound on every mention and what they pull in
 
     def load(self, path: Path, kind: str, external_ok: bool, depth: int = 0, parent: Path | None = None,
              when: str = "start", matched_by: str = "") -> list[Loaded]:
@@ -298,7 +300,12 @@ class Loader:
         src = AgentSource(path, tier, got.size, True, imported_from=parent, when=when, matched_by=matched_by)
         raw_body = fm.body if fm.body is raw else js_trim_start(fm.body)
         out = [Loaded(src, kind, text, parent, fm.globs, raw_body)]
+        self.budget.spend(len(text) if parent is not None else 0)
         for target in import_targets(fm.body):
+            if not self.budget.take():
+                if self.budget.mark():
+                    self.warnings.append(f"{path}: @{target} is {limit_message('Claude Code')}")
+                break
             resolved = resolve_import(target, path, self.config.home)
             if depth + 1 >= MAX_IMPORT_DEPTH:
                 if os.path.isfile(resolved):
