@@ -32,7 +32,6 @@ with collector_paused():  # the imports below allocate only long-lived objects (
         remove_entry,
         save_entry,
     )
-    from memory_lens.core.files import ENV_MAX_FILE_SIZE
     from memory_lens.core.gemini_settings import read_gemini_settings
     from memory_lens.core.large_files import has_too_large, show_warnings, write_effective
     from memory_lens.core.markdown import escape_controls
@@ -206,24 +205,21 @@ def _non_negative_int(value: str) -> int:
     return n
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    budget = getattr(args, "budget", None)
-    if budget is None and os.environ.get("MEMORY_LENS_BUDGET", "").strip():
-        try:
-            budget = _non_negative_int(os.environ["MEMORY_LENS_BUDGET"].strip())
-        except argparse.ArgumentTypeError as err:
-            raise UsageError(f"{PROG}: error: MEMORY_LENS_BUDGET: {err}") from None
+def _settings(args: argparse.Namespace, lenient: bool = False) -> Settings:
+    """The command's settings (core/settings.py: its flags, then the environment, then Gemini's
+    settings.json, then defaults). LENIENT (the servers): a bad environment value is a warning."""
     try:
-        settings = resolve_settings(args.filename, args.global_dir, budget, getattr(args, "token_budget", None),
+        settings = resolve_settings(args.filename, args.global_dir, getattr(args, "budget", None),
+                                    getattr(args, "token_budget", None),
                                     max_file_bytes=getattr(args, "max_file_size", None),
-                                    agent=read_gemini_settings(_working_dir(args)))
+                                    agent=read_gemini_settings(_working_dir(args)),
+                                    follow_outside_links=getattr(args, "follow_outside_links", None),
+                                    notes_layout=getattr(args, "layout", None),
+                                    notes_dir=getattr(args, "notes_dir", None), lenient=lenient)
     except SettingsError as err:
         raise UsageError(f"{PROG}: error: {err}") from None
     for warning in settings.warnings:
         _warn(warning)
-    if getattr(args, "max_file_size", None) is not None:
-        # For this run's every read, the writer's included (it takes the limit from there).
-        os.environ[ENV_MAX_FILE_SIZE] = str(settings.max_file_bytes)
     return settings
 
 
@@ -328,9 +324,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     target = _target(args.dir)
     try:
         if args.agent == "wave":
-            result = save_bullet(args.text, target, args.scope, args.follow_outside_links)
+            result = save_bullet(args.text, target, settings, args.scope)
         else:
-            result = save_entry(args.text, target, settings, args.scope, args.follow_outside_links)
+            result = save_entry(args.text, target, settings, args.scope)
     except NoProjectError as err:
         raise Failure(str(err).replace("save to global memory instead", "use --scope global")) from None
     except (EntryTextError, MemoryFileError) as err:
@@ -367,8 +363,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
     settings = _settings(args)
     target = _target(args.dir)
     try:
-        result = remove_entry(args.text, target, settings, args.scope, warn=_warn,
-                              follow_outside_links=args.follow_outside_links)
+        result = remove_entry(args.text, target, settings, args.scope, warn=_warn)
     except (EntryNotFoundError, MemoryFileError) as err:
         raise Failure(str(err).strip("'\"")) from None
     _info(f"removed from {result.scope.value} memory {result.path}:{result.line}: {result.text.splitlines()[0]}")
@@ -417,25 +412,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
     with collector_paused():
         from memory_lens.lsp.app import run_stdio
 
-    settings = _settings(args)
-    if args.follow_outside_links:  # the opt-in for every write of this server (docs/security.md)
-        from memory_lens.core.write_policy import ENV_FOLLOW_OUTSIDE_LINKS
-
-        os.environ[ENV_FOLLOW_OUTSIDE_LINKS] = "1"
-    run_stdio(settings, debug=args.debug)
+    run_stdio(_settings(args, lenient=True), debug=args.debug)
     return EXIT_OK
 
 
 def cmd_notes(args: argparse.Namespace) -> int:
     from memory_lens.cli_notes import cmd_notes as run
 
-    return run(args)
+    return run(args, _settings(args))
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     from memory_lens.cli_notes import cmd_mcp as run
 
-    return run(args, _settings(args))
+    return run(args, _settings(args, lenient=True))
 
 
 COMMANDS = {"show": cmd_show, "add": cmd_add, "list": cmd_list, "remove": cmd_remove,

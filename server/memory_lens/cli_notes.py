@@ -33,6 +33,7 @@ from memory_lens.cli_errors import PROG, Failure, UsageError
 
 if TYPE_CHECKING:
     from memory_lens.core.notes import NotesStore, Page
+    from memory_lens.core.settings import Settings
 
 
 def notes_options() -> argparse.ArgumentParser:
@@ -156,27 +157,17 @@ def add_mcp_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--stdio", action="store_true", help="talk MCP over stdin/stdout (the default)")
 
 
-def cmd_mcp(args: argparse.Namespace, settings: Any) -> int:
+def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     """Serve MCP on stdio for the project of --dir."""
     from memory_lens.core.discovery import TargetError, resolve_target
-    from memory_lens.core.notes import NoteInvalidError, resolve_notes_settings
 
-    try:
-        notes_settings = resolve_notes_settings(args.layout, args.notes_dir)
-    except NoteInvalidError as err:
-        raise UsageError(f"{PROG}: error: {err}") from None
     try:
         directory = resolve_target(args.dir)
     except TargetError as err:
         raise Failure(str(err)) from None
     from memory_lens.mcp_server.server import make_context, run_stdio
 
-    if args.follow_outside_links:  # the opt-in, for every write this server makes
-        from memory_lens.core.write_policy import ENV_FOLLOW_OUTSIDE_LINKS
-
-        os.environ[ENV_FOLLOW_OUTSIDE_LINKS] = "1"
-
-    run_stdio(make_context(directory, settings, notes_settings), debug=args.debug)
+    run_stdio(make_context(directory, settings), debug=args.debug)
     return 0
 
 
@@ -221,29 +212,25 @@ class _Out:
         print(f"{PROG}: warning: {message}", file=sys.stderr)
 
 
-def open_store(args: argparse.Namespace, freshness: float = 0.0) -> NotesStore:
-    """The store for the command's --dir, --layout and --notes-dir."""
+def open_store(args: argparse.Namespace, settings: Settings) -> NotesStore:
+    """The store for the command's --dir, with the notes layout and directory of SETTINGS."""
     from memory_lens.core.discovery import TargetError, resolve_target
-    from memory_lens.core.notes import NoteInvalidError, NotesStore, resolve_notes_settings
+    from memory_lens.core.notes import NotesStore, notes_settings
 
-    try:
-        settings = resolve_notes_settings(args.layout, args.notes_dir)
-    except NoteInvalidError as err:
-        raise UsageError(f"{PROG}: error: {err}") from None
     try:
         target = resolve_target(args.dir)
     except TargetError as err:
         raise Failure(str(err)) from None
-    return NotesStore.for_directory(target, settings, freshness=freshness,
-                                    follow_outside_links=getattr(args, "follow_outside_links", None))
+    return NotesStore.for_directory(target, notes_settings(settings),
+                                    follow_outside_links=settings.follow_outside_links)
 
 
-def cmd_notes(args: argparse.Namespace) -> int:
+def cmd_notes(args: argparse.Namespace, settings: Settings) -> int:
     from memory_lens.core.notes import NoteError
 
     out = _Out(args.format)
     handler = HANDLERS[args.notes_command]
-    store = open_store(args)
+    store = open_store(args, settings)
     try:
         return handler(store, args, out)
     except NoteError as err:

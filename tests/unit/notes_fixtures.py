@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memory_lens.core.discovery import Scope
-from memory_lens.core.notes import NotesSettings, NotesStore, resolve_notes_settings
+from memory_lens.core.notes import Layout, NotesSettings, NotesStore
 
 
 class NotesSandbox:
@@ -23,7 +23,7 @@ class NotesSandbox:
         self.index_dir = root / "index"
 
     def settings(self, layout: str = "memory-lens", global_dir: Path | None = None) -> NotesSettings:
-        return resolve_notes_settings(layout, global_dir or self.global_dir)
+        return NotesSettings(Layout(layout), global_dir or self.global_dir)
 
     def store(self, layout: str = "memory-lens", project: bool = True, **options: Any) -> NotesStore:
         options.setdefault("index_dir", self.index_dir)

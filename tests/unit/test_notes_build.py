@@ -11,8 +11,9 @@ import sqlite3
 import pytest
 
 from memory_lens.core.discovery import Scope
+from memory_lens.core.notes import disk
 from memory_lens.core.notes.disk import read_note_file, read_note_files
-from memory_lens.core.notes.model import MAX_FILE_BYTES, NoteError
+from memory_lens.core.notes.model import NoteError
 
 from notes_fixtures import NotesSandbox, note_data, sandbox  # noqa: F401
 
@@ -49,12 +50,11 @@ def test_files_read_in_bulk_get_the_careful_readers_answer(sandbox: NotesSandbox
     assert read_in_bulk["good.json"][0].tags == ("a", "B") and isinstance(read_in_bulk["fifo.json"], str)
     assert isinstance(read_in_bulk["dangling.json"], str) and read_in_bulk["gone.json"] == "vanished while being read"
 
-    # A size limit below the note's (MEMORY_LENS_MAX_FILE_SIZE) is reported as the careful reader reports it.
-    monkeypatch.setenv("MEMORY_LENS_MAX_FILE_SIZE", "1000")
+    # A note over the size limit is reported as the careful reader reports it.
+    monkeypatch.setattr(disk, "MAX_FILE_BYTES", 1000)
     limited = dict(read_note_files(d, Scope.GLOBAL, ["large.json", "good.json"]))
     assert limited == {"large.json": _careful(d, "large.json"), "good.json": _careful(d, "good.json")}
     assert "too large" in limited["large.json"]
-    assert MAX_FILE_BYTES > 1000
 
 
 def test_a_full_build_keeps_one_note_per_name_and_reports_the_rest(sandbox: NotesSandbox) -> None:  # noqa: F811

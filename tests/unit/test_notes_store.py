@@ -54,17 +54,17 @@ def test_create_read_edit_delete_in_the_default_layout(sandbox: NotesSandbox) ->
         store.read("api_key_rotation")
 
 
-def test_global_notes_live_in_the_user_config_dir_unless_moved(sandbox: NotesSandbox, monkeypatch) -> None:
-    from memory_lens.core.notes import resolve_notes_settings
+def test_global_notes_live_in_the_user_config_dir_unless_moved(sandbox: NotesSandbox) -> None:
+    from memory_lens.core.notes import notes_settings
+    from memory_lens.core.settings import resolve_settings
 
-    settings = resolve_notes_settings()
-    assert settings.global_dir == sandbox.home / ".config" / "memory-lens" / "notes"
-    monkeypatch.setenv("MEMORY_LENS_NOTES_DIR", str(sandbox.root / "elsewhere"))
-    assert resolve_notes_settings().global_dir == sandbox.root / "elsewhere"
-    assert resolve_notes_settings(global_dir=sandbox.root / "flag").global_dir == sandbox.root / "flag"
-    assert resolve_notes_settings("aicoder", None, environ={}).global_dir == sandbox.home / ".config" / "aicoder" / "memory"
-    with pytest.raises(NoteInvalidError, match="unknown notes layout"):
-        resolve_notes_settings("vim")
+    assert notes_settings(resolve_settings(environ={})).global_dir == sandbox.home / ".config" / "memory-lens" / "notes"
+    moved = resolve_settings(environ={"MEMORY_LENS_NOTES_DIR": str(sandbox.root / "elsewhere")})
+    assert notes_settings(moved).global_dir == sandbox.root / "elsewhere"
+    flag = resolve_settings(notes_dir=sandbox.root / "flag", environ={"MEMORY_LENS_NOTES_DIR": "/x"})
+    assert notes_settings(flag).global_dir == sandbox.root / "flag"
+    aicoder = notes_settings(resolve_settings(notes_layout="aicoder", environ={}))
+    assert aicoder.global_dir == sandbox.home / ".config" / "aicoder" / "memory"
 
 
 def test_project_first_then_global_and_explicit_scope_wins(sandbox: NotesSandbox) -> None:

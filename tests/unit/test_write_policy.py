@@ -11,7 +11,6 @@ from memory_lens.core.write_policy import (
     ENV_FOLLOW_OUTSIDE_LINKS,
     OutsideWriteError,
     check_target,
-    follow_outside_links_from_env,
     global_area,
     is_inside,
     project_area,
@@ -47,12 +46,6 @@ def test_check_target_names_the_link_and_its_target(root: Path) -> None:
                               f"or set {ENV_FOLLOW_OUTSIDE_LINKS}=1 to allow)")
     assert check_target(link, project_area(root / "repo", follow_outside_links=True)) == root / "home" / ".bashrc"
     assert check_target(link, global_area(root / "home")) == root / "home" / ".bashrc"
-
-
-def test_the_environment_opts_in_only_with_a_true_value(monkeypatch: pytest.MonkeyPatch) -> None:
-    for value, expected in (("1", True), ("true", True), ("yes", True), ("0", False), ("", False), ("no", False)):
-        assert follow_outside_links_from_env({ENV_FOLLOW_OUTSIDE_LINKS: value}) is expected
-    assert follow_outside_links_from_env({}) is False
 
 
 def test_the_default_area_is_the_files_own_directory(root: Path) -> None:

@@ -9,7 +9,7 @@ chain: "project" means every file below the global ones.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -86,21 +86,24 @@ def memory_file_for(scope: Scope, root: Path | None, settings: Settings) -> Path
 
 
 def write_area(scope: Scope, root: Path | None, settings: Settings, path: Path,
-               follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> WriteArea:
+               hint: str = DEFAULT_HINT) -> WriteArea:
     """Where a write to memory file PATH of SCOPE may land (`write_policy`): the global memory
-    directory, the project ROOT, or (a file of no project) PATH's own directory."""
+    directory, the project ROOT, or (a file of no project) PATH's own directory; links out of it
+    are followed as SETTINGS say, and a file over its size limit is not rewritten."""
     if scope is Scope.GLOBAL:
-        return global_area(settings.global_dir, follow_outside_links, hint)
-    if root is not None:
-        return project_area(root, follow_outside_links, hint)
-    return directory_area(path.parent, follow_outside_links, hint)
+        area = global_area(settings.global_dir, settings.follow_outside_links, hint)
+    elif root is not None:
+        area = project_area(root, settings.follow_outside_links, hint)
+    else:
+        area = directory_area(path.parent, settings.follow_outside_links, hint)
+    return replace(area, max_file_bytes=settings.max_file_bytes)
 
 
 def save_entry(text: str, target_dir: Path, settings: Settings, scope: Scope | str | None = None,
-               follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> SaveResult:
+               hint: str = DEFAULT_HINT) -> SaveResult:
     """Save TEXT as an entry in the scope's memory file, unless an equal entry is already there.
     A link out of the project (or the global directory) is written through only when
-    FOLLOW_OUTSIDE_LINKS (None: the environment decides); HINT says how to allow it."""
+    `settings.follow_outside_links`; HINT says how to allow it."""
     chosen, root = resolve_scope(scope, target_dir)
     path = memory_file_for(chosen, root, settings)
     plan_add("", text)  # bad text (empty, a NUL) fails here, before the file is touched
@@ -114,7 +117,7 @@ def save_entry(text: str, target_dir: Path, settings: Settings, scope: Scope | s
             raise err.at(path) from None
         return (None if plan.already_present else plan.content), plan
 
-    plan = update_memory_file(path, change, area=write_area(chosen, root, settings, path, follow_outside_links, hint))
+    plan = update_memory_file(path, change, area=write_area(chosen, root, settings, path, hint))
     return SaveResult(path, chosen, plan.text, plan.entry_line, not plan.already_present,
                       created=not existed and not plan.already_present)
 
@@ -147,7 +150,6 @@ def remove_entry(
     settings: Settings,
     scope: Scope | str | None = None,
     warn: Callable[[str], None] | None = None,
-    follow_outside_links: bool | None = None,
     hint: str = DEFAULT_HINT,
 ) -> RemoveResult:
     """Remove the first entry (in `list` order) whose normalised form matches TEXT's. WARN, when
@@ -173,7 +175,7 @@ def remove_entry(
             plan: RemovePlan = plan_remove(content, entry)
             return plan.content, entry
 
-        area = write_area(src.scope, memory.project_root, settings, src.path, follow_outside_links, hint)
+        area = write_area(src.scope, memory.project_root, settings, src.path, hint)
         removed = update_memory_file(src.path, change, create=False, area=area)
         if removed is not None:
             return RemoveResult(src.path, src.scope, removed.text, removed.line + 1)

@@ -17,7 +17,6 @@ import stat
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
-from typing import Mapping
 
 BOM = "\ufeff"
 DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024  # past this a memory file is reported, never read whole
@@ -149,30 +148,14 @@ def decode_as_agent(data: bytes) -> tuple[str, bool, EncodingIssue | None]:
     return text[1:] if bom else text, bom, EncodingIssue(offset, line, column, why)
 
 
-def max_file_bytes_from_env(environ: Mapping[str, str] | None = None) -> int:
-    """The size limit from `MEMORY_LENS_MAX_FILE_SIZE` (bytes), else 16 MiB. Raises ValueError
-    with a one-line message for a value that is not a whole number of bytes, 1 or more."""
-    raw = (os.environ if environ is None else environ).get(ENV_MAX_FILE_SIZE, "").strip()
-    if not raw:
-        return DEFAULT_MAX_FILE_BYTES
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"{ENV_MAX_FILE_SIZE}={raw!r}: give a whole number of bytes, 1 or more")
-    return int(raw)
-
-
 def too_large_reason(size: int, limit: int) -> str:
     return (f"is too large ({size} bytes, over the {limit}-byte limit): it is not checked or edited; "
             f"raise the limit with --max-file-size or {ENV_MAX_FILE_SIZE}")
 
 
-def read_memory_file(path: str | os.PathLike[str], max_bytes: int | None = None) -> FileRead:
+def read_memory_file(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> FileRead:
     """Read one candidate memory file; the result says whether it is usable and why not. A file
-    over MAX_BYTES (None: `max_file_bytes_from_env`) is not read: it comes back `too_large`."""
-    if max_bytes is None:
-        try:
-            max_bytes = max_file_bytes_from_env()
-        except ValueError:
-            max_bytes = DEFAULT_MAX_FILE_BYTES  # the front ends report a bad value themselves
+    over MAX_BYTES (`Settings.max_file_bytes`) is not read: it comes back `too_large`."""
     p = Path(path)
     try:
         st = os.stat(p)

@@ -1,16 +1,19 @@
-"""Settings shared by every front end: memory filenames, the global directory, the size budget.
+"""Every setting of Memory Lens, resolved in one place (`resolve_settings`) into one `Settings`.
+
+Each front end (the CLI, the language server, the MCP server) builds its `Settings` here and
+passes it down: to the scanner and the merge (file names, global directory, size limit), the
+checks (budgets), the writer (size limit, following links out of the project) and the notes store
+(notes layout and directory). Nothing else reads the environment.
+
+Resolution order for each value: an explicit value (a CLI flag, an LSP setting), then the
+environment, then the agent's own settings files (Gemini CLI's `settings.json`: `context.fileName`,
+`context.memoryBoundaryMarkers`, `context.importFormat`; see core/gemini_settings.py), then the
+default. docs/settings.md lists every setting and its environment variable.
 
 The size budget is 32768 UTF-8 bytes of merged text unless a token budget is given alone, in
 which case that many estimated tokens is the budget instead (both apply when both are given).
-
 The size limit of one memory file is 16 MiB: a bigger file is reported `too-large` and never
 read whole (never parsed, checked or edited).
-
-Resolution order for each value, in `resolve_settings` alone: an explicit argument (CLI flag,
-LSP setting), then the environment (`MEMORY_LENS_FILENAMES`, `MEMORY_LENS_GLOBAL_DIR`,
-`MEMORY_LENS_MAX_FILE_SIZE`), then Gemini CLI's own `settings.json` (`context.fileName`,
-`context.memoryBoundaryMarkers`, `context.importFormat`; see core/gemini_settings.py), then the
-default. The parsing every front end shares (comma lists, `~`, counts) is here too.
 """
 
 from __future__ import annotations
@@ -20,15 +23,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from memory_lens.core.files import DEFAULT_MAX_FILE_BYTES, max_file_bytes_from_env
+from memory_lens.core.files import DEFAULT_MAX_FILE_BYTES, ENV_MAX_FILE_SIZE
 from memory_lens.core.gemini_settings import GeminiSettings
+from memory_lens.core.write_policy import ENV_FOLLOW_OUTSIDE_LINKS
 
 DEFAULT_FILENAME = "GEMINI.md"
 DEFAULT_BUDGET_BYTES = 32 * 1024  # the limit Codex applies to its merged instructions
 DEFAULT_BOUNDARY_MARKERS = (".git",)
 DEFAULT_IMPORT_FORMAT = "tree"
+NOTES_LAYOUTS = ("memory-lens", "aicoder")  # core/notes/locations.py: what each means
 ENV_FILENAMES = "MEMORY_LENS_FILENAMES"
 ENV_GLOBAL_DIR = "MEMORY_LENS_GLOBAL_DIR"
+ENV_BUDGET = "MEMORY_LENS_BUDGET"
+ENV_NOTES_DIR = "MEMORY_LENS_NOTES_DIR"
+ENV_NOTES_LAYOUT = "MEMORY_LENS_NOTES_LAYOUT"
+_TRUE = {"1", "true", "yes", "on"}
 
 
 class SettingsError(ValueError):
@@ -49,6 +58,10 @@ class Settings:
     warnings: tuple[str, ...] = field(default=(), compare=False)  # unusable agent settings files
     agents: tuple[str, ...] | None = None  # checked per agent (core/agents/budget.py); None: the default
     filenames_explicit: bool = False  # filenames from a flag, the environment or an editor setting
+    follow_outside_links: bool = False  # writes may go through links that leave their area (write_policy)
+    notes_layout: str = NOTES_LAYOUTS[0]  # "memory-lens" or "aicoder" (core/notes/locations.py)
+    notes_dir: Path | None = None  # the global notes directory; None: the layout's own
+    trusted: bool = True  # False: the workspace may lower limits, never raise them (lsp/config.py)
 
     @property
     def primary_filename(self) -> str:
@@ -111,21 +124,37 @@ def resolve_settings(
     environ: Mapping[str, str] | None = None,
     max_file_bytes: int | None = None,
     agent: GeminiSettings | None = None,
+    follow_outside_links: bool | None = None,
+    notes_layout: str | None = None,
+    notes_dir: str | os.PathLike[str] | None = None,
+    lenient: bool = False,
 ) -> Settings:
-    """Build Settings from explicit values, falling back to the environment, then to AGENT
-    (Gemini CLI's settings.json, from `read_gemini_settings`), then defaults."""
+    """Build Settings from explicit values, falling back to the environment (ENVIRON, default
+    `os.environ`: the one place it is read), then to AGENT (Gemini CLI's settings.json, from
+    `read_gemini_settings`), then defaults. Raises SettingsError for an unusable value; with
+    LENIENT (the servers), an unusable environment value is a warning and its default is used."""
     env = os.environ if environ is None else environ
-    names: Iterable[str] = ()
-    if filenames:
-        names = filenames
-    elif env.get(ENV_FILENAMES, "").strip():
-        names = parse_filenames(env[ENV_FILENAMES])
+    warnings: list[str] = []
+
+    def from_env(name: str, parse: Any, default: Any) -> Any:
+        raw = env.get(name, "").strip()
+        if not raw:
+            return default
+        try:
+            return parse(raw)
+        except SettingsError as err:
+            if not lenient:
+                raise SettingsError(f"{name}={raw!r}: {err}") from None
+            warnings.append(f"ignoring {name}={raw!r}: {err}; using the default")
+            return default
+
+    names: Iterable[str] = filenames or from_env(ENV_FILENAMES, parse_filenames, ())
     if global_dir is not None and str(global_dir) != "":
         gdir = Path(os.path.expanduser(os.fspath(global_dir)))
-    elif env.get(ENV_GLOBAL_DIR, "").strip():
-        gdir = parse_dir(env[ENV_GLOBAL_DIR])
     else:
-        gdir = Path.home() / ".gemini"
+        gdir = from_env(ENV_GLOBAL_DIR, parse_dir, None) or Path.home() / ".gemini"
+    if budget_bytes is None:
+        budget_bytes = from_env(ENV_BUDGET, lambda v: parse_count(_whole(v), 0, "bytes"), None)
     if budget_bytes is not None:
         budget: int | None = budget_bytes
     elif budget_tokens is not None:
@@ -137,12 +166,20 @@ def resolve_settings(
     if budget_tokens is not None and budget_tokens < 0:
         raise SettingsError(f"invalid token budget {budget_tokens}: give a number of tokens, 0 or more")
     if max_file_bytes is None:
-        try:
-            max_file_bytes = max_file_bytes_from_env(env)
-        except ValueError as err:
-            raise SettingsError(str(err)) from None
+        max_file_bytes = from_env(ENV_MAX_FILE_SIZE, lambda v: parse_count(_whole(v), 1, "bytes"),
+                                  DEFAULT_MAX_FILE_BYTES)
     elif max_file_bytes < 1:
         raise SettingsError(f"invalid file size limit {max_file_bytes}: give a number of bytes, 1 or more")
+    if follow_outside_links is None:
+        follow_outside_links = env.get(ENV_FOLLOW_OUTSIDE_LINKS, "").strip().lower() in _TRUE
+    if notes_layout:
+        layout = parse_notes_layout(notes_layout)
+    else:
+        layout = from_env(ENV_NOTES_LAYOUT, parse_notes_layout, NOTES_LAYOUTS[0])
+    if notes_dir is not None and os.fspath(notes_dir) != "":
+        ndir: Path | None = parse_dir(notes_dir)
+    else:
+        ndir = from_env(ENV_NOTES_DIR, parse_absolute_dir, None)
     settings = Settings(
         filenames=validate_filenames(names) if names else (DEFAULT_FILENAME,),
         global_dir=Path(os.path.abspath(gdir)),
@@ -150,8 +187,37 @@ def resolve_settings(
         budget_tokens=budget_tokens,
         max_file_bytes=max_file_bytes,
         filenames_explicit=bool(names),
+        follow_outside_links=follow_outside_links,
+        notes_layout=layout,
+        notes_dir=ndir,
     )
-    return with_agent_settings(settings, agent or GeminiSettings())
+    resolved = with_agent_settings(settings, agent or GeminiSettings())
+    return replace(resolved, warnings=(*warnings, *resolved.warnings)) if warnings else resolved
+
+
+def _whole(value: str) -> Any:
+    """VALUE as an int when it is written as a whole number, else VALUE (which `parse_count` refuses)."""
+    try:
+        return int(value)
+    except ValueError:
+        return value
+
+
+def parse_notes_layout(value: Any) -> str:
+    """A notes layout name; SettingsError if it is not one."""
+    if value not in NOTES_LAYOUTS:
+        raise SettingsError(f"unknown notes layout {value!r}: use one of {', '.join(NOTES_LAYOUTS)}")
+    return value
+
+
+def parse_absolute_dir(value: Any) -> Path:
+    """A directory given in the environment: it must be absolute (or start with `~`), since every
+    process would otherwise resolve it against its own working directory."""
+    path = parse_dir(value)
+    if not os.path.isabs(os.path.expanduser(os.fspath(value).strip())):
+        raise SettingsError("expected an absolute directory path (a relative one means a different "
+                            "directory in each process)")
+    return path
 
 
 def with_agent_settings(settings: Settings, agent: GeminiSettings) -> Settings:

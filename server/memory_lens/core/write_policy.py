@@ -8,7 +8,8 @@ could point at `~/.bashrc` or `~/.ssh/authorized_keys` and an entry would be wri
 
 The user can allow writing through such links explicitly, never the repository: the CLI's
 `--follow-outside-links`, `MEMORY_LENS_FOLLOW_OUTSIDE_LINKS=1` in the environment, or the
-language server's machine-scoped setting `memoryLens.followOutsideLinks`.
+language server's machine-scoped setting `memoryLens.followOutsideLinks`
+(`Settings.follow_outside_links`, resolved by core/settings.py).
 
 `check_target` is called by the writer before it creates any directory and again under the
 write lock, on the path it is about to replace. See docs/security.md.
@@ -19,52 +20,42 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable
+
+from memory_lens.core.files import DEFAULT_MAX_FILE_BYTES
 
 ENV_FOLLOW_OUTSIDE_LINKS = "MEMORY_LENS_FOLLOW_OUTSIDE_LINKS"
 DEFAULT_HINT = f"use --follow-outside-links or set {ENV_FOLLOW_OUTSIDE_LINKS}=1 to allow"
-_TRUE = {"1", "true", "yes", "on"}
 
 
 class OutsideWriteError(ValueError):
     """A write would land outside its area (the message names the link and its target)."""
 
 
-def follow_outside_links_from_env(environ: Mapping[str, str] | None = None) -> bool:
-    """True when the environment allows writing through links that leave the area."""
-    env = os.environ if environ is None else environ
-    return env.get(ENV_FOLLOW_OUTSIDE_LINKS, "").strip().lower() in _TRUE
-
-
 @dataclass(frozen=True)
 class WriteArea:
-    """The directories a write may land in, and whether the user allowed leaving them.
-
-    `follow_outside_links` None means: the environment decides (`MEMORY_LENS_FOLLOW_OUTSIDE_LINKS`).
-    `hint` ends the refusal message: how the user allows it in the front end at hand."""
+    """The directories a write may land in, whether the user allowed leaving them
+    (`Settings.follow_outside_links`), and the size past which a file is not rewritten. `hint` ends the refusal message: how the user allows it in
+    the front end at hand."""
 
     roots: tuple[Path, ...]
     what: str
-    follow_outside_links: bool | None = None
+    follow_outside_links: bool = False
     hint: str = DEFAULT_HINT
-
-    def allows_outside(self) -> bool:
-        if self.follow_outside_links is None:
-            return follow_outside_links_from_env()
-        return self.follow_outside_links
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES  # a bigger file is not rewritten (`Settings.max_file_bytes`)
 
 
-def project_area(root: Path, follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> WriteArea:
+def project_area(root: Path, follow_outside_links: bool = False, hint: str = DEFAULT_HINT) -> WriteArea:
     """The area of project memory and project notes: the project root."""
     return WriteArea((Path(root),), f"the project {root}", follow_outside_links, hint)
 
 
-def global_area(global_dir: Path, follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> WriteArea:
+def global_area(global_dir: Path, follow_outside_links: bool = False, hint: str = DEFAULT_HINT) -> WriteArea:
     """The area of global memory: the global memory directory."""
     return WriteArea((Path(global_dir),), f"the global memory directory {global_dir}", follow_outside_links, hint)
 
 
-def directory_area(directory: Path, follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> WriteArea:
+def directory_area(directory: Path, follow_outside_links: bool = False, hint: str = DEFAULT_HINT) -> WriteArea:
     """The area of a file that belongs to no project: its own directory."""
     return WriteArea((Path(directory),), f"its directory {directory}", follow_outside_links, hint)
 
@@ -94,7 +85,7 @@ def check_target(path: Path, area: WriteArea | None) -> Path:
     target = Path(_real(path))
     if area is None:
         area = directory_area(Path(os.path.abspath(path)).parent)
-    if is_inside(target, area.roots) or area.allows_outside():
+    if is_inside(target, area.roots) or area.follow_outside_links:
         return target
     if str(target) == os.path.abspath(path):  # no link at all: the path itself is elsewhere
         raise OutsideWriteError(f"{path} is outside {area.what}; refusing to write there")
@@ -127,7 +118,6 @@ __all__ = [
     "WriteArea",
     "check_target",
     "directory_area",
-    "follow_outside_links_from_env",
     "global_area",
     "is_inside",
     "project_area",

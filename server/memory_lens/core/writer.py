@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
-from memory_lens.core.files import BOM, FileStatus, decode_memory_bytes, read_memory_file, realpath
+from memory_lens.core.files import BOM, DEFAULT_MAX_FILE_BYTES, FileStatus, decode_memory_bytes, read_memory_file, realpath
 from memory_lens.core.guarded_replace import StillChangingError, UnusableFileError, replace_keeping_others
 from memory_lens.core.temp_files import remove_stale_temp_files, write_temp
 from memory_lens.core.write_policy import OutsideWriteError, WriteArea, check_target
@@ -123,7 +123,7 @@ def update_memory_file(
     """
     from filelock import Timeout as LockTimeout
 
-    first = read_memory_file(path)
+    first = read_memory_file(path, DEFAULT_MAX_FILE_BYTES if area is None else area.max_file_bytes)
     if first.status is FileStatus.UNUSABLE:
         raise MemoryFileError(f"{path}: {first.reason}; fix or remove it, then try again")
     if first.status is FileStatus.MISSING and not create:
@@ -205,7 +205,7 @@ def delete_file(path: Path, check: Callable[[str], T], area: WriteArea | None = 
         with lock_for(Path(realpath(path))):  # the file a write really changes
             if area is not None:
                 allowed_target(path.parent, area)
-            got = read_memory_file(path)
+            got = read_memory_file(path, DEFAULT_MAX_FILE_BYTES if area is None else area.max_file_bytes)
             if got.status is FileStatus.MISSING:
                 raise MemoryFileError(f"{shown}: does not exist")
             if got.status is FileStatus.UNUSABLE:

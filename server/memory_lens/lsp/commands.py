@@ -59,12 +59,6 @@ FOLLOW_HINT = ("set memoryLens.followOutsideLinks to true in your user settings,
                "MEMORY_LENS_FOLLOW_OUTSIDE_LINKS=1, to allow")
 
 
-def follow_outside_links(ls: MemoryLensServer) -> bool | None:
-    """The user's opt-in: the `followOutsideLinks` setting, else (None) the server's environment
-    (`MEMORY_LENS_FOLLOW_OUTSIDE_LINKS`, which `memory-lens serve --follow-outside-links` sets)."""
-    return True if ls.config.follow_outside_links else None
-
-
 def write_roots(ls: MemoryLensServer) -> list[Path]:
     """Where commands may write: each workspace folder and the project it is in, and the global
     memory directory. With no folder at all (a file opened alone), the projects of open documents."""
@@ -123,7 +117,7 @@ def area_of(ls: MemoryLensServer, path: Path) -> WriteArea:
     """Where a write to memory file PATH may land (`entries.write_area`), with the user's opt-in."""
     directory = document_target(path)
     root = find_project_root(directory) if directory is not None else None
-    return write_area(scope_of(ls, path), root, ls.settings, path, follow_outside_links(ls), FOLLOW_HINT)
+    return write_area(scope_of(ls, path), root, ls.settings, path, FOLLOW_HINT)
 
 
 def _str_arg(args: dict, name: str, required: bool = True) -> str | None:
@@ -191,7 +185,7 @@ def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
             return save_in_buffer(ls, doc, chosen, text)
         if directory is None:
             directory = ls.settings.global_dir if ls.settings.global_dir.is_dir() else Path.home()
-        result = save_entry(text, directory, ls.settings, chosen, follow_outside_links(ls), FOLLOW_HINT)
+        result = save_entry(text, directory, ls.settings, chosen, FOLLOW_HINT)
     except (EntryTextError, NoProjectError, MemoryFileError) as err:
         raise _failed(err) from None
     ls.store.invalidate([result.path])
@@ -284,8 +278,7 @@ def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
                 allowed_target(match[0].path, area_of(ls, match[0].path))
             if match is not None and (where := _in_buffer(ls, match[0].path, match[1])) is not None:
                 return remove_in_buffer(ls, *where, scope_of(ls, match[0].path))
-            removed = remove_entry(text, directory, ls.settings, scope,
-                                   follow_outside_links=follow_outside_links(ls), hint=FOLLOW_HINT)
+            removed = remove_entry(text, directory, ls.settings, scope, hint=FOLLOW_HINT)
             path = removed.path
             result = {"path": str(path), "uri": path_to_uri(path), "scope": removed.scope.value,
                       "text": removed.text, "line": removed.line}

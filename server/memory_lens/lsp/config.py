@@ -11,7 +11,11 @@ the folder: trusted. In an untrusted workspace the settings that choose which fi
 (`RESTRICTED`: file names, the global directory, the notes directories, following links out of
 the project) keep their values from the serve command and `initializationOptions` (which the
 client builds from the user's own settings) and are ignored in `workspace/configuration`, which
-may carry the workspace's. See docs/security.md.
+may carry the workspace's. The limits on work (`LIMITS`: the file size limit) are restricted the
+other way: there, an untrusted workspace may lower them, never raise them. See docs/security.md.
+
+`to_settings` turns the result into the core `Settings` (core/settings.py), the one object the
+store, the checks, the writer and the notes store are given.
 """
 
 from __future__ import annotations
@@ -45,6 +49,9 @@ class ServerConfig:
 # in a trusted workspace (setting name -> ServerConfig field).
 RESTRICTED = {"filenames": "filenames", "globalDir": "global_dir", "notes.layout": "notes_layout",
               "notes.globalDir": "notes_global_dir", "followOutsideLinks": "follow_outside_links"}
+# The limits on the work a file may cost: from `workspace/configuration` in an untrusted workspace
+# only a value at or below the current one is taken (setting name -> ServerConfig field).
+LIMITS = {"maxFileSize": "max_file_size"}
 
 
 def section(raw: Any) -> dict:
@@ -65,7 +72,8 @@ def parse_trust(raw: Any, base: ServerConfig) -> ServerConfig:
 
 def parse_config(raw: Any, base: ServerConfig, warn: Callable[[str], None]) -> ServerConfig:
     """BASE updated with the valid values of RAW; invalid ones are reported through WARN. When
-    BASE is untrusted, the `RESTRICTED` settings of RAW are ignored (reported through WARN)."""
+    BASE is untrusted, the `RESTRICTED` settings of RAW are ignored, and so is a `LIMITS` value
+    above BASE's (each reported through WARN)."""
     cfg = _parse_values(section(raw), parse_trust(raw, base), warn)
     if base.trusted:
         return cfg
@@ -74,6 +82,12 @@ def parse_config(raw: Any, base: ServerConfig, warn: Callable[[str], None]) -> S
             warn(f"ignoring setting memoryLens.{name} from the workspace: the workspace is not trusted "
                  "(set it in your user settings, or trust the workspace)")
             cfg = replace(cfg, **{attr: getattr(base, attr)})
+    for name, attr in LIMITS.items():
+        value, limit = getattr(cfg, attr), getattr(base, attr)
+        if value is not None and limit is not None and value > limit:
+            warn(f"ignoring setting memoryLens.{name}={value} from the workspace: the workspace is not trusted, "
+                 f"and may only lower it (now {limit}; raise it in your user settings, or trust the workspace)")
+            cfg = replace(cfg, **{attr: limit})
     return cfg
 
 
@@ -165,7 +179,12 @@ def _parse_agents(value: Any, cfg: ServerConfig, warn: Callable[[str], None]) ->
 
 def to_settings(cfg: ServerConfig, base: Settings) -> Settings:
     """The core Settings for CFG, starting from BASE (the serve command's own settings)."""
-    settings = base
+    settings = replace(base, trusted=cfg.trusted,
+                       follow_outside_links=base.follow_outside_links or cfg.follow_outside_links)
+    if cfg.notes_layout:
+        settings = replace(settings, notes_layout=cfg.notes_layout)
+    if cfg.notes_global_dir:
+        settings = replace(settings, notes_dir=parse_dir(cfg.notes_global_dir))
     if cfg.filenames:
         settings = replace(settings, filenames=cfg.filenames, filenames_explicit=True)
     if cfg.global_dir:

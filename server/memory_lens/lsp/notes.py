@@ -40,7 +40,7 @@ from memory_lens.core.notes import (
     NoteSummary,
     Page,
     StoredNote,
-    resolve_notes_settings,
+    notes_settings,
 )
 from memory_lens.core.notes import document as note_document
 from memory_lens.lsp import protocol
@@ -49,7 +49,6 @@ from memory_lens.lsp.commands import (
     RequestFailed,
     allowed_path,
     context_dir,
-    follow_outside_links,
     target_dir_for,
 )
 from memory_lens.lsp.convert import first_object, path_to_uri
@@ -100,16 +99,8 @@ class NotesHub:
         self.revisions: dict[str, str] = {}  # document URI -> revision it was read at
         self.poll_task: asyncio.Task | None = None
 
-    def settings(self) -> NotesSettings:
-        cfg = self.ls.config
-        try:
-            return resolve_notes_settings(cfg.notes_layout, cfg.notes_global_dir)
-        except NoteError as err:  # an environment variable the settings did not override
-            self.ls.warn_once(f"notes: {err}; using the default layout")
-            return resolve_notes_settings("memory-lens", cfg.notes_global_dir)
-
     def store_for_root(self, root: Path | None) -> NotesStore:
-        settings = self.settings()
+        settings = notes_settings(self.ls.settings)
         if settings != self.settings_key:
             self.close_stores()
             self.settings_key = settings
@@ -118,7 +109,7 @@ class NotesHub:
             store = self.stores[root] = NotesStore(settings, root, freshness=1.0, hint=FOLLOW_HINT)
             store.index.take_changes()  # the baseline later changes are reported against
             store.index.start_refresh(on_change=self._changed_in_background)
-        store.follow_outside_links = follow_outside_links(self.ls)
+        store.follow_outside_links = self.ls.settings.follow_outside_links
         self.start_polling()
         return store
 

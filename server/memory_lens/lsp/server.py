@@ -95,7 +95,8 @@ class MemoryLensServer(LanguageServer):
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          protocol_cls=MemoryLensProtocol, converter_factory=plain_params_converter)
         self.base_settings = base_settings
-        self.config = ServerConfig(debug=debug)
+        # The file size limit starts at the serve command's: an untrusted workspace may only lower it.
+        self.config = ServerConfig(debug=debug, max_file_size=base_settings.max_file_bytes)
         self.init_config = self.config  # after initializationOptions: the base of later updates
         self.store = MemoryStore(base_settings)
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -143,9 +144,9 @@ class MemoryLensServer(LanguageServer):
             self.init_config = self.config
         logging.getLogger("memory_lens").setLevel(logging.DEBUG if self.config.debug else logging.INFO)
         new = to_settings(self.config, self.base_settings)
-        if new == self.store.settings and self.config.trusted == self.store.trusted:
+        if new == self.store.settings:
             return False
-        self.store = MemoryStore(new, trusted=self.config.trusted)
+        self.store = MemoryStore(new)
         return True
 
     # Workspace -----------------------------------------------------------------------------------
@@ -225,7 +226,7 @@ class MemoryLensServer(LanguageServer):
         if doc is not None or path is None:
             return doc
         # Memory files through the store (cached); any other file is read once, not kept.
-        got = self.store.read(path) if self.is_memory_path(path) else read_memory_file(path)
+        got = self.store.read(path) if self.is_memory_path(path) else read_memory_file(path, self.settings.max_file_bytes)
         if not got.ok:
             return None
         return TextDocument(uri, source=got.text, position_codec=self.workspace.position_codec)

@@ -83,12 +83,12 @@ def is_project_settings_file(path: Path) -> bool:
 class MemoryStore:
     """Cached, thread-safe access to memory files for one configuration."""
 
-    def __init__(self, settings: Settings, entry_cache: EntryCache | None = None, trusted: bool = True) -> None:
-        """ENTRY_CACHE: where parsed entries persist (default: the user cache directory's).
-        TRUSTED: False in a workspace the client does not trust: projects' `.gemini/settings.json`
-        files are not read (the user's settings.json still is)."""
+    def __init__(self, settings: Settings, entry_cache: EntryCache | None = None) -> None:
+        """ENTRY_CACHE: where parsed entries persist (default: the user cache directory's). In a
+        workspace the client does not trust (`settings.trusted` False), projects'
+        `.gemini/settings.json` files are not read (the user's settings.json still is)."""
         self.settings = settings
-        self.trusted = trusted
+        self.trusted = settings.trusted
         self._entry_cache = entry_cache
         self._lock = threading.RLock()
         self._reads: OrderedDict[Path, tuple[Identity, FileRead]] = OrderedDict()

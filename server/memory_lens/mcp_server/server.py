@@ -202,14 +202,16 @@ def run_stdio(ctx: ToolContext, debug: bool = False) -> None:
         ctx.store.close()
 
 
-def make_context(directory: Path, settings: Any, notes_settings: Any) -> ToolContext:
-    """The context of a server for DIRECTORY's project."""
+def make_context(directory: Path, settings: Any) -> ToolContext:
+    """The context of a server for DIRECTORY's project, with SETTINGS (`core.settings.Settings`:
+    the memory files, the notes layout and directory, links, limits)."""
     from memory_lens.core.discovery import find_project_root
-    from memory_lens.core.notes import NotesStore
+    from memory_lens.core.notes import NotesStore, notes_settings
     from memory_lens.mcp_server.approvals import Approvals
 
     root = find_project_root(directory)
-    store = NotesStore(notes_settings, root, freshness=1.0)
+    store = NotesStore(notes_settings(settings), root, freshness=1.0,
+                       follow_outside_links=settings.follow_outside_links)
     store.index.start_refresh()  # in-place edits picked up off the request path; stopped by close()
     return ToolContext(directory, settings, store, Approvals(root or directory))
 

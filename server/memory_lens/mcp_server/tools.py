@@ -159,7 +159,7 @@ def plan_save(ctx: ToolContext, fact: str, scope: str | None) -> SavePlan:
         allowed_target(path, write_area(chosen, root, ctx.settings, path))
     except MemoryFileError as err:
         raise ToolFailure(str(err)) from None
-    current = read_memory_file(path)
+    current = read_memory_file(path, ctx.settings.max_file_bytes)
     if current.exists and not current.ok:
         raise ToolFailure(f"{path}: {current.reason}; fix or remove it, then try again")
     try:

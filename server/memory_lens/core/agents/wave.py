@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memory_lens.core.agents.common import AgentSource, AgentView
@@ -19,6 +19,7 @@ from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import UnsafeEntryError, entry_text_to_save, format_entry
 from memory_lens.core.files import read_memory_file
 from memory_lens.core.markdown import detect_eol, normalize, parse
+from memory_lens.core.settings import Settings
 from memory_lens.core.write_policy import DEFAULT_HINT, directory_area, global_area, project_area
 from memory_lens.core.writer import update_memory_file
 
@@ -92,19 +93,20 @@ class WaveSaveResult:
     created: bool
 
 
-def save_bullet(text: str, target_dir: Path, scope: Scope | str | None = None,
-                follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> WaveSaveResult:
+def save_bullet(text: str, target_dir: Path, settings: Settings, scope: Scope | str | None = None,
+                hint: str = DEFAULT_HINT) -> WaveSaveResult:
     """Save TEXT where Wave keeps it: `AGENTS.md` in TARGET_DIR (project, the default) or
-    `~/.wave/memory.md` (global)."""
+    `~/.wave/memory.md` (global); links and the size limit as SETTINGS say."""
     chosen = Scope(scope) if scope else Scope.PROJECT
     plan_bullet("", text)  # bad text fails before any file is touched
+    follow = settings.follow_outside_links
     if chosen is Scope.GLOBAL:
-        path, area = user_dir() / USER_FILENAME, global_area(user_dir(), follow_outside_links, hint)
+        path, area = user_dir() / USER_FILENAME, global_area(user_dir(), follow, hint)
     else:
         root = find_project_root(target_dir)
         path = target_dir / PROJECT_FILENAME
-        area = (project_area(root, follow_outside_links, hint) if root is not None
-                else directory_area(target_dir, follow_outside_links, hint))
+        area = project_area(root, follow, hint) if root is not None else directory_area(target_dir, follow, hint)
+    area = replace(area, max_file_bytes=settings.max_file_bytes)
     existed = path.exists()
 
     def change(content: str) -> tuple[str | None, BulletPlan]:

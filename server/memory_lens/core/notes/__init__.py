@@ -7,7 +7,7 @@ queries, BM25), `index` (the SQLite index), `store` (the operations), `transfer`
 restore, export, import), `markdown` (a note as a Markdown document).
 """
 
-from memory_lens.core.notes.locations import Layout, Location, NotesSettings, resolve_notes_settings
+from memory_lens.core.notes.locations import Layout, Location, NotesSettings, notes_settings
 from memory_lens.core.notes.model import (
     Note,
     NoteConflictError,
@@ -39,5 +39,5 @@ __all__ = [
     "Problem",
     "StoredNote",
     "WriteResult",
-    "resolve_notes_settings",
+    "notes_settings",
 ]

@@ -16,13 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from memory_lens.core.discovery import Scope
-from memory_lens.core.files import (
-    DEFAULT_MAX_FILE_BYTES,
-    FileStatus,
-    decode_memory_bytes,
-    max_file_bytes_from_env,
-    read_memory_file,
-)
+from memory_lens.core.files import FileStatus, decode_memory_bytes, read_memory_file
 from memory_lens.core.notes.naming import is_note_file
 from memory_lens.core.notes.model import (
     MAX_FILE_BYTES,
@@ -53,7 +47,7 @@ def read_note_file(path: Path, scope: Scope) -> StoredNote:
         raise NoteFileError(f"cannot be read: {err.strerror or err}") from None
     if size > MAX_FILE_BYTES:
         raise NoteFileError(f"is too large for a note ({size} bytes; the limit is {MAX_FILE_BYTES})")
-    got = read_memory_file(path)
+    got = read_memory_file(path, MAX_FILE_BYTES)
     if got.status is FileStatus.MISSING:
         raise NoteNotFoundError(f"{path}: no such note file")
     if not got.ok:
@@ -68,10 +62,7 @@ def read_note_files(directory: Path, scope: Scope, fnames: Iterable[str]) -> Ite
     `open`, an `fstat`, one `read`); anything else (a symbolic link that dangles, a FIFO, a file
     growing or shrinking meanwhile, bytes that are not UTF-8) goes through `read_note_file`, so
     every file gets the same answer and the same reason either way."""
-    try:
-        limit = min(MAX_FILE_BYTES, max_file_bytes_from_env())
-    except ValueError:
-        limit = min(MAX_FILE_BYTES, DEFAULT_MAX_FILE_BYTES)
+    limit = MAX_FILE_BYTES
     try:
         dir_fd: int | None = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError):

@@ -120,10 +120,10 @@ class NotesStore:
 
     def __init__(self, settings: NotesSettings, project_root: Path | None, *,
                  index_dir: Path | None = None, freshness: float = 0.0,
-                 follow_outside_links: bool | None = None, hint: str = DEFAULT_HINT) -> None:
+                 follow_outside_links: bool = False, hint: str = DEFAULT_HINT) -> None:
         self.settings = settings
         self.project_root = project_root
-        self.follow_outside_links = follow_outside_links  # None: the environment decides
+        self.follow_outside_links = follow_outside_links  # `Settings.follow_outside_links`
         self.hint = hint
         self.locations = locations(settings, project_root)
         self.index = NotesIndex(self.locations, index_dir=index_dir, freshness=freshness)
