@@ -203,13 +203,11 @@ def _bench_incremental(root: Path, manifest: dict, store: MemoryStore, paths: li
 
 def bench_effective_inprocess(root: Path, manifest: dict, settings: Settings, passes: int) -> dict:
     """`memory/effective` results computed in-process (no JSON-RPC): the lookup itself, as the
-    running server answers it. The first pass makes and keeps each directory's answer; the warm
-    passes check the kept answers against the disk (lsp/effective_cache.py). No file watcher is
-    started: the server does not consult it for this (its notifications come too late to vouch
-    for an answer), so the figure is the same with the watcher running. `kept`: how many of the
-    sample files have a kept answer after the passes (all of them on an unchanging tree)."""
+    running server answers it. The first pass reads each chain; the warm passes answer from the
+    store's reads, each checked against the disk. No file watcher is started: the server does not
+    consult it for this, so the figure is the same with the watcher running."""
     from memory_lens.lsp.convert import path_to_uri
-    from memory_lens.lsp.effective import answers, effective_result
+    from memory_lens.lsp.effective import effective_result
     from memory_lens.lsp.app import build_server
 
     server = build_server(settings)
@@ -219,7 +217,6 @@ def bench_effective_inprocess(root: Path, manifest: dict, settings: Settings, pa
         times = [timed(lambda: effective_result(server, uri))[0] for uri in uris]
         per_pass.append((percentile(times, 50), percentile(times, 99)))
     warm = per_pass[1:]
-    kept = sum(answers(server).lookup(uri) is not None for uri in uris)
     return {"first_pass_p50_ms": ms(per_pass[0][0]), "first_pass_p99_ms": ms(per_pass[0][1]),
             "p50_ms": ms(median([p for p, _ in warm])), "p99_ms": ms(median([p for _, p in warm])),
-            "kept": kept, "files": len(uris)}
+            "files": len(uris)}

@@ -13,7 +13,7 @@ from memory_lens.core.checks import (
     check_content,
     check_entries,
     check_file,
-    check_paths,
+    check_targets,
     index_entries,
 )
 from memory_lens.core.discovery import Scope, TargetError
@@ -117,20 +117,20 @@ def test_check_file_outside_the_chain_uses_the_whole_chain(base: Path) -> None:
     assert codes(findings) == [(1, "redundant"), (2, "redundant")]
 
 
-def test_check_paths_directory_covers_the_chain(base: Path) -> None:
+def test_check_targets_directory_covers_the_chain(base: Path) -> None:
     _, project, settings = _tree(base)
-    findings = check_paths([project / "sub"], settings)
+    findings = check_targets([project / "sub"], settings).findings
     assert [(f.path.name, f.path.parent.name, f.line, f.code) for f in findings] == [
         ("GEMINI.md", "p", 1, "redundant"), ("GEMINI.md", "p", 3, "duplicate"),
         ("GEMINI.md", "sub", 1, "redundant"), ("GEMINI.md", "sub", 3, "duplicate")]
 
 
-def test_check_paths_defaults_to_the_cwd_and_reports_each_finding_once(
+def test_check_targets_defaults_to_the_cwd_and_reports_each_finding_once(
         base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _, project, settings = _tree(base)
     monkeypatch.chdir(project / "sub")
-    once = check_paths([], settings)
-    again = check_paths(["GEMINI.md", ".", project / "sub" / "GEMINI.md", "../GEMINI.md"], settings)
+    once = check_targets([], settings).findings
+    again = check_targets(["GEMINI.md", ".", project / "sub" / "GEMINI.md", "../GEMINI.md"], settings).findings
     as_json = [f.to_json() for f in once]
     assert len(as_json) == 4
     # The file given first reports first; the directory then adds only what is new.
@@ -138,12 +138,12 @@ def test_check_paths_defaults_to_the_cwd_and_reports_each_finding_once(
     assert all(f.path.is_absolute() for f in again)
 
 
-def test_check_paths_unreadable_and_missing(base: Path) -> None:
+def test_check_targets_unreadable_and_missing(base: Path) -> None:
     _, project, settings = _tree(base)
     (project / "sub" / "GEMINI.md").unlink()
     (project / "sub" / "GEMINI.md").symlink_to("gone.md")
-    (finding,) = [f for f in check_paths([project / "sub"], settings) if f.code == "unreadable"]
+    (finding,) = [f for f in check_targets([project / "sub"], settings).findings if f.code == "unreadable"]
     assert (finding.line, finding.column, finding.severity) == (1, 1, Severity.ERROR)
     assert "dangling" in finding.message
     with pytest.raises(TargetError):
-        check_paths([project / "nope.md"], settings)
+        check_targets([project / "nope.md"], settings).findings

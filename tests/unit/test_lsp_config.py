@@ -161,6 +161,16 @@ def test_a_client_that_says_nothing_is_trusted_and_trust_is_never_raised() -> No
     assert parse({"trusted": True}, untrusted)[0].trusted is False
 
 
+def test_an_untrusted_workspace_may_lower_the_file_size_limit_never_raise_it() -> None:
+    init, _ = parse({"trusted": False}, ServerConfig(max_file_size=16 << 20))
+    raised, warnings = parse({"memoryLens": {"maxFileSize": 10**12}}, init)
+    assert raised.max_file_size == 16 << 20 and len(warnings) == 1 and "may only lower it" in warnings[0]
+    lowered, warnings = parse({"memoryLens": {"maxFileSize": 100}}, init)
+    assert lowered.max_file_size == 100 and warnings == []
+    assert parse({"memoryLens": {"maxFileSize": 10**12}}, ServerConfig(max_file_size=16 << 20))[0].max_file_size == 10**12
+    assert to_settings(lowered, Settings()).max_file_bytes == 100 and not to_settings(lowered, Settings()).trusted
+
+
 def test_save_preview_is_a_boolean_under_save() -> None:
     cfg, warnings = parse({"memoryLens": {"save": {"preview": True}}})
     assert cfg.save_preview is True and warnings == []

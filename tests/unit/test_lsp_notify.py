@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from memory_lens.lsp import notify
 from memory_lens.lsp.notify import NativeWatcher
 
 NAMES = {"GEMINI.md", ".git"}
@@ -50,7 +49,6 @@ def wait_retired(watcher: NativeWatcher) -> None:
 
 @pytest.fixture
 def watcher(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv(notify.WATCHER_ENV, raising=False)
     pytest.importorskip("watchfiles")
     recorder = Recorder()
     w = NativeWatcher(recorder)
@@ -139,8 +137,7 @@ def test_closed_watcher_reports_nothing(watcher: NativeWatcher, tmp_path: Path) 
 
 
 def test_poll_only_when_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv(notify.WATCHER_ENV, "poll")
-    w = NativeWatcher(Recorder())
+    w = NativeWatcher(Recorder(), native=False)
     w.watch([tmp_path], NAMES)
     assert not w.active and w.failed == "MEMORY_LENS_WATCHER=poll"
 
@@ -148,7 +145,6 @@ def test_poll_only_when_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 def test_without_watchfiles_the_poller_takes_over(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import sys
 
-    monkeypatch.delenv(notify.WATCHER_ENV, raising=False)
     monkeypatch.setitem(sys.modules, "watchfiles._rust_notify", None)  # makes the import fail
     w = NativeWatcher(Recorder())
     w.watch([tmp_path], NAMES)
@@ -173,7 +169,6 @@ def test_covers_exactly_the_watched_directories_and_names(watcher: NativeWatcher
 
 
 def test_covers_nothing_when_polling(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv(notify.WATCHER_ENV, "poll")
-    w = NativeWatcher(Recorder())
+    w = NativeWatcher(Recorder(), native=False)
     w.watch([tmp_path], NAMES)
     assert not w.covers(str(tmp_path / "GEMINI.md"))

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memory_lens.lsp.progress import DEFAULT_DELAY, ScanProgress, progress_delay
+from memory_lens.lsp.progress import ScanProgress
 
 
 class FakeProgress:
@@ -87,10 +87,3 @@ async def test_a_refused_create_means_no_progress_messages() -> None:
     await progress.end("1 memory file")
     assert [kind for kind, _, _ in ls.work_done_progress.sent] == ["create"]
     assert progress.token is None
-
-
-@pytest.mark.parametrize(("raw", "expected"), [("", DEFAULT_DELAY), ("0", 0.0), ("2.5", 2.5), ("-1", DEFAULT_DELAY),
-                                               ("soon", DEFAULT_DELAY), ("nan", DEFAULT_DELAY)])
-def test_progress_delay_from_the_environment(monkeypatch: pytest.MonkeyPatch, raw: str, expected: float) -> None:
-    monkeypatch.setenv("MEMORY_LENS_PROGRESS_DELAY", raw)
-    assert progress_delay() == expected

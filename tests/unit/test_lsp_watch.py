@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from memory_lens.core.settings import Settings
-from memory_lens.lsp import notify
 from memory_lens.lsp.app import build_server
 from memory_lens.lsp.server import MemoryLensServer
 
@@ -27,8 +26,8 @@ def global_file(tmp_path: Path) -> Path:
     return path
 
 
-def server_for(global_file: Path) -> MemoryLensServer:
-    return build_server(Settings(global_dir=global_file.parent))
+def server_for(global_file: Path, poll_watcher: bool = False) -> MemoryLensServer:
+    return build_server(Settings(global_dir=global_file.parent, poll_watcher=poll_watcher))
 
 
 async def wait_for(condition, what: str) -> None:
@@ -64,8 +63,7 @@ def test_generation_goes_up_after_the_store_and_again_after_the_engine_took_the_
 
 def test_a_change_found_by_the_poller_moves_the_generation(global_file: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(notify.WATCHER_ENV, "poll")
-    ls = server_for(global_file)
+    ls = server_for(global_file, poll_watcher=True)
     watcher = ls.watcher
 
     async def run() -> None:
@@ -85,7 +83,6 @@ def test_a_change_found_by_the_poller_moves_the_generation(global_file: Path,
 
 def test_covered_paths_are_reported_by_notification(global_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("watchfiles")
-    monkeypatch.delenv(notify.WATCHER_ENV, raising=False)
     ls = server_for(global_file)
     watcher = ls.watcher
 

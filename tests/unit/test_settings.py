@@ -70,3 +70,14 @@ def test_the_size_limit_of_the_settings_reaches_the_writer(tmp_path: Path, monke
     with open(memory, "rb") as f:
         f.seek(-11, os.SEEK_END)
         assert f.read() == b"- Use tabs\n"
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("", 1.0), ("0", 0.0), ("2.5", 2.5), ("-1", 1.0), ("soon", 1.0),
+                                               ("nan", 1.0)])
+def test_the_progress_delay_from_the_environment(raw: str, expected: float) -> None:
+    assert resolve_settings(environ={"MEMORY_LENS_PROGRESS_DELAY": raw}, lenient=True).progress_delay == expected
+
+
+def test_the_language_server_polls_when_the_environment_says_so() -> None:
+    assert resolve_settings(environ={"MEMORY_LENS_WATCHER": "poll"}).poll_watcher
+    assert not resolve_settings(environ={"MEMORY_LENS_WATCHER": "auto"}).poll_watcher

@@ -414,8 +414,3 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings,
                 seen.add(key)
                 findings.append(f)
     return CheckReport(findings, list(files), project_root)
-
-
-def check_paths(paths: Sequence[str | os.PathLike[str]], settings: Settings) -> list[Finding]:
-    """The findings of `check_targets`."""
-    return check_targets(paths, settings).findings

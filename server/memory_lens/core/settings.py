@@ -37,6 +37,9 @@ ENV_GLOBAL_DIR = "MEMORY_LENS_GLOBAL_DIR"
 ENV_BUDGET = "MEMORY_LENS_BUDGET"
 ENV_NOTES_DIR = "MEMORY_LENS_NOTES_DIR"
 ENV_NOTES_LAYOUT = "MEMORY_LENS_NOTES_LAYOUT"
+ENV_WATCHER = "MEMORY_LENS_WATCHER"  # "poll": the language server polls, no system notifications
+ENV_PROGRESS_DELAY = "MEMORY_LENS_PROGRESS_DELAY"  # seconds a server scan runs before showing progress
+DEFAULT_PROGRESS_DELAY = 1.0
 _TRUE = {"1", "true", "yes", "on"}
 
 
@@ -62,6 +65,8 @@ class Settings:
     notes_layout: str = NOTES_LAYOUTS[0]  # "memory-lens" or "aicoder" (core/notes/locations.py)
     notes_dir: Path | None = None  # the global notes directory; None: the layout's own
     trusted: bool = True  # False: the workspace may lower limits, never raise them (lsp/config.py)
+    poll_watcher: bool = False  # the language server polls instead of using the system's notifications
+    progress_delay: float = DEFAULT_PROGRESS_DELAY  # seconds a language server scan runs before progress shows
 
     @property
     def primary_filename(self) -> str:
@@ -181,6 +186,8 @@ def resolve_settings(
     else:
         ndir = from_env(ENV_NOTES_DIR, parse_absolute_dir, None)
     settings = Settings(
+        poll_watcher=env.get(ENV_WATCHER, "").strip().lower() == "poll",
+        progress_delay=from_env(ENV_PROGRESS_DELAY, parse_seconds, DEFAULT_PROGRESS_DELAY),
         filenames=validate_filenames(names) if names else (DEFAULT_FILENAME,),
         global_dir=Path(os.path.abspath(gdir)),
         budget_bytes=budget,
@@ -201,6 +208,17 @@ def _whole(value: str) -> Any:
         return int(value)
     except ValueError:
         return value
+
+
+def parse_seconds(value: str) -> float:
+    """A number of seconds, 0 or more; SettingsError if not."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # also NaN
+        raise SettingsError("expected a number of seconds, 0 or more")
+    return seconds
 
 
 def parse_notes_layout(value: Any) -> str:

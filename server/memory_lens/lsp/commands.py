@@ -43,7 +43,7 @@ from memory_lens.core.writer import MemoryFileError, allowed_target
 from memory_lens.lsp import protocol
 from memory_lens.lsp.buffers import entry_in_buffer, remove_in_buffer, save_in_buffer, unsaved_buffer
 from memory_lens.lsp.convert import first_object, lines_range, path_to_uri, uri_to_path
-from memory_lens.lsp.effective import answers, effective_result, memory_at, memory_for_uri, uri_target_dir
+from memory_lens.lsp.effective import effective_result, memory_at, memory_for_uri, uri_target_dir
 
 if TYPE_CHECKING:
     from memory_lens.lsp.server import MemoryLensServer, OpenDoc
@@ -371,7 +371,6 @@ def register(server: MemoryLensServer) -> None:
     @server.command(protocol.CMD_REFRESH)
     async def cmd_refresh(ls, *args: Any) -> dict[str, Any]:
         ls.store.invalidate()
-        answers(ls).clear()  # kept memory/effective answers too: refresh trusts nothing read before
         ls.live.request_full()
         await ls.live.idle()
         return {"files": len(ls.store.known())}

@@ -12,17 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
-from weakref import WeakKeyDictionary
 
 from pygls.exceptions import JsonRpcInvalidParams
 
 from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, agent_view, check_agent
-from memory_lens.core.discovery import ChainPlan, Candidate, Scope, chain_for_root, document_target
+from memory_lens.core.discovery import ChainPlan, Candidate, Scope, document_target
 from memory_lens.core.merge import Memory, estimate_tokens, merge_plan
 from memory_lens.lsp.convert import json_values, path_to_uri, text_document_uri, uri_to_path
-from memory_lens.lsp.effective_cache import EffectiveCache, dependencies, lexically_inside
 from memory_lens.lsp.protocol import EFFECTIVE_REQUEST
-from memory_lens.lsp.store import MemoryStore
 
 if TYPE_CHECKING:
     from memory_lens.lsp.server import MemoryLensServer
@@ -51,72 +48,18 @@ def memory_for_uri(ls: MemoryLensServer, uri: str) -> Memory:
 
 def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False,
                      agent: str | None = None) -> dict[str, Any]:
-    """The memory/effective result for URI, as AGENT (default gemini) loads it. Gemini's plain
-    answer is kept and checked against the disk on each use (`effective_cache`)."""
+    """The memory/effective result for URI, as AGENT (default gemini) loads it, computed from the
+    store (whose reads are checked against the disk on each use)."""
     if agent is not None and check_agent(agent) == "claude":
         return claude_result(ls, uri)
+    directory = uri_target_dir(uri)
     if agent is not None and check_agent(agent) != DEFAULT_AGENT:
-        directory = uri_target_dir(uri)
         return agent_result(ls, agent_view(agent, directory or Path.home(), ls.settings), directory)
+    memory = memory_at(ls, directory)
+    result = gemini_result(memory, directory)
     if annotated:
-        directory = uri_target_dir(uri)
-        memory = memory_at(ls, directory)
-        result = gemini_result(memory, directory)
         result["annotated"] = memory.annotated()
-        return with_dirty_flags(ls, [(s.path, s.text) for s in memory.sources], result)
-    cache = answers(ls)
-    found = cache.lookup(uri)
-    if found is None:
-        found = kept_or_computed(ls, cache, uri)
-    entry, result = found
-    return with_dirty_flags(ls, entry.texts, result)
-
-
-def answers(ls: MemoryLensServer) -> EffectiveCache:
-    """The kept answers for the server's store (a new store, after new settings, starts afresh)."""
-    store = ls.store
-    cache = _CACHES.get(store)
-    if cache is None:
-        cache = _CACHES[store] = EffectiveCache()
-    return cache
-
-
-_CACHES: WeakKeyDictionary[MemoryStore, EffectiveCache] = WeakKeyDictionary()
-
-
-def kept_or_computed(ls: MemoryLensServer, cache: EffectiveCache, uri: str) -> tuple[Any, dict[str, Any]]:
-    """The answer for URI when `cache.lookup` had none for it: the kept answer of its directory,
-    else a new one (kept when it can be). (entry or a stand-in with `texts`, answer)."""
-    path = uri_to_path(uri)
-    directory = None if path is None else document_target(path)
-    if directory is None:
-        memory = memory_at(ls, None)
-        return _Unkept(memory), gemini_result(memory, None)
-    assert path is not None
-    found = cache.lookup_dir(str(directory))
-    if found is None:
-        started = cache.started()
-        store = ls.store
-        memory = store.memory_for(directory)
-        result = gemini_result(memory, directory)
-        settings = store.settings_for(directory)
-        plan = chain_for_root(directory, memory.project_root, settings)  # the merged chain, not looked up again
-        deps = dependencies(plan, memory, settings.boundary_markers, settings.import_format,
-                            store.settings_files(directory))  # + Gemini's settings.json
-        entry = cache.keep(deps, memory, result, started)
-        if entry is None:
-            return _Unkept(memory), result
-        found = entry, result
-    if lexically_inside(path, found[0].directory):
-        cache.remember_uri(uri, found[0])
-    return found
-
-
-class _Unkept:
-    """What `with_dirty_flags` needs of an answer that was not kept."""
-
-    def __init__(self, memory: Memory) -> None:
-        self.texts = tuple((s.path, s.text) for s in memory.sources)
+    return with_dirty_flags(ls, [(s.path, s.text) for s in memory.sources], result)
 
 
 def gemini_result(memory: Memory, directory: Path | None) -> dict[str, Any]:

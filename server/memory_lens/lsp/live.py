@@ -23,7 +23,7 @@ from lsprotocol import types
 
 from memory_lens.lsp import diagnostics
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
-from memory_lens.lsp.progress import ScanProgress, plural, progress_delay
+from memory_lens.lsp.progress import ScanProgress, plural
 from memory_lens.lsp.protocol import DID_CHANGE_NOTIFICATION
 from memory_lens.startup import collector_off
 
@@ -42,8 +42,7 @@ class LiveEngine:
         self._full = False
         self._changed: set[Path] = set()
         self._task: asyncio.Task | None = None
-        self.scans = 0
-        self.progress_delay = progress_delay()  # seconds a full scan runs before it shows progress
+        self.progress_delay = ls.settings.progress_delay  # seconds a full scan runs before it shows progress
         self._on_applied: list[Callable[[], None]] = []
 
     def on_applied(self, callback: Callable[[], None]) -> None:
@@ -105,7 +104,6 @@ class LiveEngine:
             await progress.start()
             known = await asyncio.to_thread(store.scan, ls.folders())
             progress.report(f"{plural(len(known))} found", 0)
-            self.scans += 1
             targets = set(known) | store.agent_files()
             store.invalidate()
         else:

@@ -20,18 +20,14 @@ import threading
 from pathlib import Path
 from typing import Callable, Iterable
 
+from memory_lens.core.settings import ENV_WATCHER
 from memory_lens.lsp.compat import rust_notify
 
 log = logging.getLogger("memory_lens.lsp")
 
-WATCHER_ENV = "MEMORY_LENS_WATCHER"  # "auto" (default): OS notifications when available; "poll"
 STEP_MS = 20  # how often the watch thread looks for events (it sleeps without the GIL in between)
 DEBOUNCE_MS = 100  # the longest a burst of events is held back before being reported
 RETIRE_MS = 250  # how often an idle watch looks whether a newer one has replaced it
-
-
-def native_wanted() -> bool:
-    return os.environ.get(WATCHER_ENV, "auto").strip().lower() != "poll"
 
 
 class NativeWatcher:
@@ -41,14 +37,15 @@ class NativeWatcher:
     Pointing it at a new set never leaves a gap: the earlier watch goes on until the new one is
     in place, then retires, reporting what it has already caught before it ends."""
 
-    def __init__(self, on_change: Callable[[set[Path]], None]) -> None:
+    def __init__(self, on_change: Callable[[set[Path]], None], native: bool = True) -> None:
+        """NATIVE False (`Settings.poll_watcher`, MEMORY_LENS_WATCHER=poll): never start, the poller does it all."""
         self._on_change = on_change
         self._names: frozenset[str] = frozenset()
         self._dirs: frozenset[str] = frozenset()
         self._current: _Watch | None = None
         self._earlier: list[_Watch] = []  # still running until a newer watch is in place
         self._lock = threading.Lock()
-        self.failed: str | None = None if native_wanted() else f"{WATCHER_ENV}=poll"
+        self.failed: str | None = None if native else f"{ENV_WATCHER}=poll"
         self._generation = 0
         self._active_generation = -1
 

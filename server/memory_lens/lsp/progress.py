@@ -23,26 +23,8 @@ if TYPE_CHECKING:
     from memory_lens.lsp.server import MemoryLensServer
 
 log = logging.getLogger("memory_lens.lsp")
-DELAY_ENV = "MEMORY_LENS_PROGRESS_DELAY"
-DEFAULT_DELAY = 1.0  # seconds a scan runs before progress shows
 TITLE = "Memory Lens"
 CREATE_TIMEOUT = 5.0
-
-
-def progress_delay() -> float:
-    """The delay from `MEMORY_LENS_PROGRESS_DELAY` (seconds, 0 or more), else the default;
-    an invalid value is logged and the default used."""
-    raw = os.environ.get(DELAY_ENV, "").strip()
-    if not raw:
-        return DEFAULT_DELAY
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:  # also NaN
-        log.warning("ignoring %s=%r: expected a number of seconds, 0 or more", DELAY_ENV, raw)
-        return DEFAULT_DELAY
-    return value
 
 
 def plural(count: int, what: str = "memory file") -> str:

@@ -25,7 +25,7 @@ from lsprotocol import types
 from memory_lens.core.discovery import GIT_MARKER, find_project_root, local_dirs
 from memory_lens.core.file_identity import file_identity, stat_identity
 from memory_lens.core.files import real_dir
-from memory_lens.core.gemini_settings import GEMINI_DIR, SETTINGS_FILE, TRUSTED_FOLDERS_FILE, gemini_home
+from memory_lens.core.gemini_settings import GEMINI_DIR, SETTINGS_FILE, TRUSTED_FOLDERS_FILE
 from memory_lens.core.scan import GEMINI_IGNORE, GIT_IGNORE
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
 from memory_lens.lsp.notify import NativeWatcher
@@ -81,7 +81,7 @@ class Watcher:
         self.ls = ls
         self.generation = 0
         self.client_watches = False
-        self.notifier = NativeWatcher(self._notified)
+        self.notifier = NativeWatcher(self._notified, native=not ls.settings.poll_watcher)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._snapshot: dict[Path, object] = {}  # path -> `path_state` when last polled or reported
         self._notify_key: object = None
@@ -300,7 +300,7 @@ def client_watchers(ls: MemoryLensServer) -> list[types.FileSystemWatcher]:
         base = path_to_uri(ls.settings.global_dir)
         watchers += [types.FileSystemWatcher(glob_pattern=types.RelativePattern(base_uri=base, pattern=n))
                      for n in names]
-        user = path_to_uri(gemini_home(os.environ) / GEMINI_DIR)
+        user = path_to_uri(ls.store.settings_files(None)[0].parent)  # the user's ~/.gemini
         watchers += [types.FileSystemWatcher(glob_pattern=types.RelativePattern(base_uri=user, pattern=n))
                      for n in SETTINGS_NAMES]
     return watchers
