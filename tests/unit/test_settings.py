@@ -75,7 +75,9 @@ def test_the_size_limit_of_the_settings_reaches_the_writer(tmp_path: Path, monke
 @pytest.mark.parametrize(("raw", "expected"), [("", 1.0), ("0", 0.0), ("2.5", 2.5), ("-1", 1.0), ("soon", 1.0),
                                                ("nan", 1.0)])
 def test_the_progress_delay_from_the_environment(raw: str, expected: float) -> None:
-    assert resolve_settings(environ={"MEMORY_LENS_PROGRESS_DELAY": raw}, lenient=True).progress_delay == expected
+    """A server-only setting: a bad value is a warning for every command, never an error."""
+    settings = resolve_settings(environ={"MEMORY_LENS_PROGRESS_DELAY": raw})
+    assert settings.progress_delay == expected and len(settings.warnings) == (expected == 1.0 and raw != "")
 
 
 def test_the_language_server_polls_when_the_environment_says_so() -> None:

@@ -49,7 +49,8 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True)
 class Settings:
-    """Which files are memory, where the global ones live, and how big merged memory may grow."""
+    """Every setting of one process (docs/settings.md): which files are memory, where the global
+    ones live, how big merged memory and one file may grow, where writes may go, where notes live."""
 
     filenames: tuple[str, ...] = (DEFAULT_FILENAME,)
     global_dir: Path = field(default_factory=lambda: Path.home() / ".gemini")
@@ -141,14 +142,14 @@ def resolve_settings(
     env = os.environ if environ is None else environ
     warnings: list[str] = []
 
-    def from_env(name: str, parse: Any, default: Any) -> Any:
+    def from_env(name: str, parse: Any, default: Any, server_only: bool = False) -> Any:
         raw = env.get(name, "").strip()
         if not raw:
             return default
         try:
             return parse(raw)
         except SettingsError as err:
-            if not lenient:
+            if not (lenient or server_only):
                 raise SettingsError(f"{name}={raw!r}: {err}") from None
             warnings.append(f"ignoring {name}={raw!r}: {err}; using the default")
             return default
@@ -187,7 +188,7 @@ def resolve_settings(
         ndir = from_env(ENV_NOTES_DIR, parse_absolute_dir, None)
     settings = Settings(
         poll_watcher=env.get(ENV_WATCHER, "").strip().lower() == "poll",
-        progress_delay=from_env(ENV_PROGRESS_DELAY, parse_seconds, DEFAULT_PROGRESS_DELAY),
+        progress_delay=from_env(ENV_PROGRESS_DELAY, parse_seconds, DEFAULT_PROGRESS_DELAY, server_only=True),
         filenames=validate_filenames(names) if names else (DEFAULT_FILENAME,),
         global_dir=Path(os.path.abspath(gdir)),
         budget_bytes=budget,
