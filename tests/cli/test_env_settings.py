@@ -33,3 +33,13 @@ def test_the_size_limit_given_on_the_command_line_governs_the_write(ws: Workspac
     assert refused.rc == 1 and "over the 100-byte limit" in refused.stderr
     ws.ok("add", "Use tabs", "--max-file-size", "1000", cwd=proj, env={"MEMORY_LENS_MAX_FILE_SIZE": "100"})
     assert ws.path("proj/GEMINI.md").read_text().endswith("- Use tabs\n")
+
+
+def test_the_language_server_warns_about_a_relative_notes_dir_and_starts(ws: Workspace) -> None:
+    """`serve` (stdin closed: it starts and ends at once) logs the bad value once and goes on with
+    the default notes directory."""
+    result = ws.run("serve", cwd=ws.project("proj"), env={"MEMORY_LENS_NOTES_DIR": "relative/dir"})
+    assert result.rc == 0 and result.stdout == ""
+    assert result.stderr.splitlines() == ["memory-lens: warning: ignoring MEMORY_LENS_NOTES_DIR='relative/dir': expected "
+                                          "an absolute directory path (a relative one means a different directory in "
+                                          "each process); using the default"]
