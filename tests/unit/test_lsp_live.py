@@ -39,6 +39,10 @@ class StandIn:
         self.sent: list[types.PublishDiagnosticsParams] = []
         self.protocol = SimpleNamespace(notify=lambda method, params: None)
 
+    @property
+    def settings(self) -> Settings:
+        return self.store.settings
+
     def folders(self) -> list[Path]:
         return [self.folder]
 
