@@ -54,7 +54,8 @@ async def test_notes_commands(lsp: Session) -> None:
     assert page["projectRoot"] == root and page["layout"] == "memory-lens"
     assert page["directories"] == {"project": str(notes_dir), "global": str(ws.home / ".config" / "memory-lens" / "notes")}
     found = await lsp.command(SEARCH, {"query": "rot*"})
-    assert [n["name"] for n in found["notes"]] == ["api_key_rotation"] and found["notes"][0]["score"] < 0
+    assert [n["name"] for n in found["notes"]] == ["api_key_rotation"] and found["notes"][0]["score"] > 0
+    assert [n["name"] for n in (await lsp.command(SEARCH, {"query": "rot* AND NOT tabs"}))["notes"]] == ["api_key_rotation"]
     assert (await lsp.command(LIST, {"tags": ["SECURITY"]}))["total"] == 1
 
     read = await lsp.command(READ, {"name": "Style guide"})

@@ -123,7 +123,10 @@ async def test_notes_end_to_end_and_shared_with_the_cli(ws: Workspace, proj: Pat
         assert all("content" not in n for n in listed["notes"]) and listed["total"] == 2
         assert (await call(client, "memory_list", tags=["SECURITY"]))["total"] == 1
         found = await call(client, "memory_search", query="rot*")
-        assert [n["name"] for n in found["notes"]] == ["api_key_rotation"] and found["notes"][0]["score"] < 0
+        assert [n["name"] for n in found["notes"]] == ["api_key_rotation"] and found["notes"][0]["score"] > 0
+        both = await call(client, "memory_search", query="(rotate OR style) NOT guide")
+        assert [n["name"] for n in both["notes"]] == ["api_key_rotation"]
+        assert "NOT needs a word before it" in await fails(client, "memory_search", query="NOT rotate")
 
         edited = await call(client, "memory_edit", name="api_key_rotation", content="Rotate every 30 days")
         assert edited["changed"] is True

@@ -82,8 +82,8 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "memory_search": (
         'Full-text search of memory notes, best match first (BM25), a page at a time, with a snippet of '
-        'each. Query syntax: words (all must match), "an exact phrase", prefix* and OR between groups '
-        '(deploy staging OR "release train"). Matching ignores case and accents.',
+        'each (score: higher is better). Query syntax: words (all must match), "an exact phrase", prefix*, '
+        'AND, OR, a NOT b, parentheses ((deploy OR release) NOT staging). Matching ignores case and accents.',
         _object({"query": {"type": "string", "description": "What to look for"},
                  "scope": _SCOPE_READ, "cursor": _CURSOR, "limit": _LIMIT}, ["query"]),
     ),
