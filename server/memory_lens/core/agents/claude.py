@@ -255,6 +255,18 @@ class Loader:
         self.trace: list[str] = []
         self.excluded = _exclude_matcher(config.excludes)
         self.budget = ImportBudget()  # Memory Lens's bound on every mention and what they pull in
+        self.held: dict[Path, list[Loaded]] = {}  # rules folder: its rules with paths:, read at start
+        self._links: dict[str, bool] = {}
+
+    def real(self, path: Path) -> str:
+        """PATH's real path; the path itself (no system call past the first) when no directory on
+        its way and not PATH itself is a link, as in a project tree."""
+        text = os.path.normpath(str(path))
+        parent = os.path.dirname(text)
+        linked = self._links.get(parent)
+        if linked is None:
+            linked = self._links[parent] = os.path.realpath(parent) != parent
+        return os.path.realpath(text) if linked or os.path.islink(text) else text
 
     def load(self, path: Path, kind: str, external_ok: bool, depth: int = 0, parent: Path | None = None,
              when: str = "start", matched_by: str = "") -> list[Loaded]:
@@ -265,7 +277,7 @@ class Loader:
         if kind in ("user", "project", "local") and self.excluded(key):
             self.trace.append(f"{path}: left out by claudeMdExcludes")
             return []
-        real = os.path.realpath(path)
+        real = self.real(path)
         if depth > 0 and not external_ok and not inside(real, self.real_start):
             if os.path.isfile(path):
                 self.warnings.append(f"{parent}: @{path} is outside the start directory {self.start}: not loaded, "
@@ -320,7 +332,7 @@ class Loader:
         """The rules in FOLDER (recursively, in directory order): those without `paths:` (and
         what every rule imports), or with CONDITIONAL those with `paths:`."""
         visited = set() if visited is None else visited
-        real = os.path.realpath(folder)
+        real = self.real(folder)
         if real in visited:
             return []
         visited.add(real)
@@ -336,6 +348,8 @@ class Loader:
             elif name.endswith(".md") and os.path.isfile(path):
                 got = self.load(path, kind, external_ok)
                 out += [f for f in got if bool(f.globs) == conditional]
+                if not conditional and got and got[0].globs:
+                    self.held.setdefault(folder, []).extend(got[:1])
         return out
 
 
@@ -385,9 +399,9 @@ def with_agents_md(loader: Loader, files: list[Loaded]) -> tuple[list[Loaded], l
     if mode == "managed-only":
         return [f for f in files if f.kind not in ("project", "local", "user")], []
     dirs = [d for d in (start, *start.parents) if d != d.parent]
-    loaded = {os.path.realpath(f.source.path) for f in files}
+    loaded = {loader.real(f.source.path) for f in files}
     candidates = [d / n for d in reversed(dirs) for n in AGENTS_NAMES
-                  if os.path.isfile(d / n) and os.path.realpath(d / n) not in loaded]
+                  if os.path.isfile(d / n) and loader.real(d / n) not in loaded]
     if mode == "claude-md" or not candidates:
         return files, []
     if mode == DEFAULT_MODE:
@@ -441,11 +455,13 @@ def on_read(loader: Loader, file: Path) -> list[Loaded]:
     seen, fresh = loader.seen, set(loader.seen)
 
     def conditional(folder: Path, base: Path, kind: str) -> list[Loaded]:
-        loader.seen = set()  # a rule with paths: was read, and left out, at start
-        try:
-            found = loader.rules(folder, kind, kind == "user" or config.approved, True)
-        finally:
-            loader.seen = fresh
+        found = [f for held_in, items in loader.held.items() if inside(str(held_in), str(folder)) for f in items]
+        if not found:  # a folder below the start directory: not read at start
+            loader.seen = set()
+            try:
+                found = loader.rules(folder, kind, kind == "user" or config.approved, True)
+            finally:
+                loader.seen = fresh
         return [_on_read(f, glob) for f in found if (glob := rule_matches(f.globs, real, base)) is not None]
 
     loader.seen = fresh

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -96,23 +97,25 @@ def rule_matches(globs: tuple[str, ...], file: Path, base: Path) -> str | None:
     if rel.startswith("..") or os.path.isabs(rel):
         return None
     for glob in globs:
-        try:
-            if pathspec.PathSpec.from_lines("gitwildmatch", [glob]).match_file(rel):
-                return glob
-        except Exception:  # an invalid pattern matches nothing, as in Claude Code
-            continue
+        spec = _spec(glob)
+        if spec is not None and spec.match_file(rel):
+            return glob
     return None
+
+
+@lru_cache(maxsize=4096)
+def _spec(glob: str) -> pathspec.PathSpec | None:
+    """GLOB compiled (None: invalid: it matches nothing, as in Claude Code); kept, as the same
+    rules are matched against every file the editor opens."""
+    try:
+        return pathspec.PathSpec.from_lines("gitwildmatch", [glob])
+    except Exception:
+        return None
 
 
 def invalid_globs(globs: tuple[str, ...]) -> list[str]:
     """The globs of GLOBS that are not valid patterns."""
-    bad = []
-    for glob in globs:
-        try:
-            pathspec.PathSpec.from_lines("gitwildmatch", [glob])
-        except Exception:
-            bad.append(glob)
-    return bad
+    return [glob for glob in globs if _spec(glob) is None]
 
 
 def glob_matcher(patterns: list[str]) -> Callable[[str], bool]:
