@@ -121,7 +121,7 @@ def claude_result(ls: MemoryLensServer, uri: str) -> dict[str, Any]:
     path, directory = uri_to_path(uri), uri_target_dir(uri)
     if path is None or directory is None:
         return agent_result(ls, agent_view("claude", Path.home(), ls.settings), None)
-    folders = [f for f in ls.folders() if lexically_inside(path, str(f)) and f.is_dir()]
+    folders = [f for f in ls.folders() if (f == path or f in path.parents) and f.is_dir()]
     start = max(folders, key=lambda f: len(f.parts)) if folders else directory
     read = path if path.is_file() else None
     return agent_result(ls, agent_view("claude", start.resolve(), ls.settings, file=read), directory)
