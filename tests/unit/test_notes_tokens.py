@@ -82,3 +82,23 @@ def test_the_script_writes_the_table_it_reads(tmp_path: Path) -> None:
                             "m.mark_ranges() == m.read_ranges())"],
                            cwd=copy / "server", capture_output=True, text=True)
     assert check.stdout.split() == ["True", "True"], check.stderr
+
+
+@pytest.mark.parametrize("text, expression", [
+    ("deploy prod", '("deploy" AND "prod")'),
+    ("deploy AND prod", '("deploy" AND "prod")'),
+    ("a OR b c", '("a" OR ("b" AND "c"))'),  # AND binds tighter than OR
+    ("a b NOT c", '("a" AND ("b" NOT "c"))'),  # NOT tighter than AND
+    ("a AND NOT b NOT c", '(("a" NOT "b") NOT "c")'),
+    ("(a OR b) NOT c", '(("a" OR "b") NOT "c")'),
+    ('"api-key" dep* "release tr"*', '(("api key" AND "dep" *) AND "release tr" *)'),
+    ("a and or", '(("a" AND "and") AND "or")'),  # lower case: words
+    ("- a !!", '"a"'),  # words without a letter or digit are left out
+])
+def test_queries_become_one_fts5_expression(text: str, expression: str) -> None:
+    assert fulltext.parse_query(text).fts == expression
+
+
+def test_phrases_after_not_are_not_snippet_terms() -> None:
+    assert [p.tokens for p in fulltext.parse_query("a NOT (b OR c) d").terms] == [("a",), ("d",)]
+    assert fulltext.parse_query("!! AND").empty

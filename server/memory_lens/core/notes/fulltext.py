@@ -153,14 +153,14 @@ class _Parser:
         """AND, written or not; `a AND NOT b` is `a NOT b`."""
         out = self.but_not(negated, after)
         while self.peek() not in (None, "OR", ")"):
-            if self.take() != "AND":
+            item = self.take()
+            if item == "NOT" or (item == "AND" and self.peek() == "NOT" and self.take()):
+                out = f"({out} NOT {self.operand(True, 'NOT')})"
+            elif item == "AND":
+                out = f"({out} AND {self.but_not(negated, 'AND')})"
+            else:
                 self.at -= 1  # a word or '(' next to the previous one: AND
                 out = f"({out} AND {self.but_not(negated)})"
-            elif self.peek() == "NOT":
-                self.take()
-                out = f"({out} NOT {self.operand(True, 'NOT')})"
-            else:
-                out = f"({out} AND {self.but_not(negated, 'AND')})"
         return out
 
     def but_not(self, negated: bool, after: str | None = None) -> str:
