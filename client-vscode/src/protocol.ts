@@ -10,7 +10,7 @@ export const SETTINGS_SECTION = 'memoryLens';
 export const DIAGNOSTIC_SOURCE = 'memory-lens';
 /** Diagnostic codes: the codes of `memory-lens check`. */
 export const DIAGNOSTIC_CODES: readonly string[] = [
-  'unreadable', 'too-large', 'encoding', 'duplicate', 'redundant', 'over-budget', 'not-loaded',
+  'unreadable', 'too-large', 'encoding', 'duplicate', 'redundant', 'over-budget', 'not-loaded', 'link-outside',
   'import-not-found', 'import-outside-root', 'import-cycle', 'import-depth',
 ];
 /** The keys of the settings section the server reads (dotted for nested objects); see `ServerSettings`. */

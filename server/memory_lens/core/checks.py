@@ -23,6 +23,7 @@ from memory_lens.core.files import EncodingIssue, FileStatus, read_memory_file
 from memory_lens.core.imports import IMPORT_CODES, ImportNode, expand_imports, import_problems
 from memory_lens.core.markdown import Entry, entry_keys, parse
 from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens, load_memory, utf8_size
+from memory_lens.core.read_policy import LINK_OUTSIDE, outside_reads
 from memory_lens.core.settings import Settings
 
 
@@ -49,6 +50,7 @@ SEVERITY_OF = {
     REDUNDANT: Severity.INFORMATION,
     OVER_BUDGET: Severity.WARNING,
     NOT_LOADED: Severity.INFORMATION,
+    LINK_OUTSIDE: Severity.WARNING,  # core/read_policy.py
     **{code: Severity.WARNING for code in IMPORT_CODES},  # import-not-found, -outside-root, -cycle, -depth
 }
 
@@ -264,6 +266,13 @@ def import_findings(path: Path, text: str, imports: Sequence[ImportNode]) -> lis
             for p in import_problems(tuple(imports))]
 
 
+def link_outside_findings(path: Path, text: str, imports: Sequence[ImportNode], settings: Settings) -> list[Finding]:
+    """Memory file PATH, or a file its IMPORTS read, whose real path leaves the project and the
+    global memory directory (`read_policy.outside_reads`)."""
+    return [Finding(path, o.line, o.start - text.rfind("\n", 0, o.start), LINK_OUTSIDE, o.message, o.line)
+            for o in outside_reads(path, imports, settings.global_dir, settings.boundary_markers)]
+
+
 def check_content(
     path: Path,
     text: str,
@@ -285,7 +294,8 @@ def check_content(
     others = [indexer(s.path, s.text) for s in usable]
     # What the agent gets from this file, in the configured import format (flat has no depth limit).
     expansion = expand_imports(text, path, markers=settings.boundary_markers, import_format=settings.import_format)
-    findings = import_findings(path, text, expansion.imports) + check_entries(own, others, grouped)
+    findings = (import_findings(path, text, expansion.imports)
+                + link_outside_findings(path, text, expansion.imports, settings) + check_entries(own, others, grouped))
     size, tokens = merged_size([*(s.content for s in usable), expansion.text])
     over = budget_finding(path, size, tokens, settings)
     return ([over] if over else []) + findings

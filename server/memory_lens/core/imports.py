@@ -16,7 +16,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from memory_lens.core.node_paths import (
     ImportFailure,
@@ -53,6 +53,8 @@ CYCLE = "cycle"
 DEPTH = "depth"
 UNREADABLE = "unreadable"
 LIMIT = "limit"
+WITHHELD = "withheld"  # a file a reader that is not the user may not be shown (core/read_policy.py)
+_WITHHELD_CODE = -1
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ class ImportNode:
     file: Path  # the file the mention is in
     line: int  # 1-based
     target: str  # the path as written after '@'
-    status: str  # IMPORTED, NOT_FOUND, OUTSIDE_ROOT, URL, CYCLE, DEPTH, UNREADABLE or LIMIT
+    status: str  # IMPORTED, NOT_FOUND, OUTSIDE_ROOT, URL, CYCLE, DEPTH, UNREADABLE, LIMIT or WITHHELD
     path: Path | None  # the file it names (resolved against FILE's directory); None for a URL
     children: tuple["ImportNode", ...] = ()
     message: str = ""  # why it failed, as the agent's comment says it
@@ -131,9 +133,12 @@ class ImportBudget:
     memory file's imports, or one shared by all the files of a view (`merge.load_sources`,
     Claude Code's loader). Every mention is taken (`take`) and the text it puts in is spent
     (`spend`); once the bound is passed, the mention it falls on gets its file's one marker
-    (`mark`, `limit_message`) and no mention after it is followed."""
+    (`mark`, `limit_message`) and no mention after it is followed. WITHHELD, when given, says why a
+    file must not be read (`read_policy`): its mention then fails, unread."""
 
-    def __init__(self, mentions: int | None = None, nbytes: int | None = None) -> None:
+    def __init__(self, mentions: int | None = None, nbytes: int | None = None,
+                 withheld: Callable[[str], str | None] | None = None) -> None:
+        self.withheld = withheld
         self.mentions_left = MAX_IMPORT_MENTIONS if mentions is None else mentions
         self.bytes_left = MAX_IMPORTED_BYTES if nbytes is None else nbytes
         self.reached = False  # the bound was passed (it stays so)
@@ -193,6 +198,8 @@ def expand_imports(content: str, file: str | os.PathLike[str], max_depth: int = 
 
 def _read(full: str, budget: ImportBudget) -> str | None:
     """The text of FULL, spent from BUDGET; None when it does not fit (raises ImportFailure)."""
+    if budget.withheld is not None and (why := budget.withheld(full)):
+        raise ImportFailure(why, _WITHHELD_CODE)
     try:
         text = read_as_agent(full, max(budget.bytes_left, 0))
     except ImportFailure as err:
@@ -428,6 +435,6 @@ def _refused(file: Path, line: int, target: str, base: str, start: int, end: int
 
 def _failed(file: Path, line: int, target: str, full: str, err: ImportFailure, start: int, end: int) -> ImportNode:
     """The node of a mention whose file could not be imported: missing, over a limit, or unreadable."""
-    status = (NOT_FOUND if err.code in (errno.ENOENT, errno.ENOTDIR)
+    status = (NOT_FOUND if err.code in (errno.ENOENT, errno.ENOTDIR) else WITHHELD if err.code == _WITHHELD_CODE
               else LIMIT if err.code in (errno.EFBIG, errno.EMLINK) else UNREADABLE)
     return ImportNode(file, line, target, status, Path(full), message=str(err), start=start, end=end)

@@ -23,6 +23,7 @@ from memory_lens.core.node_paths import js_sort_key, js_trim
 from memory_lens.core.settings import Settings
 
 Reader = Callable[[Path], FileRead]
+Withheld = Callable[[str], "str | None"]  # why a file may not be read (core/read_policy.py), or None
 
 
 def estimate_tokens(text: str) -> int:
@@ -114,14 +115,14 @@ class Memory:
 
 
 def load_sources(plan: ChainPlan, reader: Reader = read_memory_file, markers: tuple[str, ...] = (".git",),
-                 import_format: str = "tree") -> tuple[list[Source], list[str]]:
+                 import_format: str = "tree", withheld: Withheld | None = None) -> tuple[list[Source], list[str]]:
     """Read every candidate of PLAN; return the existing files (deduplicated) and a trace. Imports
     are expanded in IMPORT_FORMAT, kept inside the root MARKERS find (Gemini's settings), within
-    one budget for them all (`imports.ImportBudget`)."""
+    one budget for them all (`imports.ImportBudget`); an import WITHHELD names a reason for is not read."""
     trace: list[str] = []
     sources: list[Source] = []
     seen: set[Path] = set()
-    budget = ImportBudget()
+    budget = ImportBudget(withheld=withheld)
     for cand in plan.candidates:
         got = reader(cand.path)
         if not got.exists:
@@ -172,9 +173,9 @@ def import_trace(nodes: Sequence[ImportNode], indent: str) -> list[str]:
 
 
 def merge_plan(plan: ChainPlan, reader: Reader = read_memory_file, markers: tuple[str, ...] = (".git",),
-               import_format: str = "tree") -> Memory:
+               import_format: str = "tree", withheld: Withheld | None = None) -> Memory:
     """Load and merge the files of an already planned chain."""
-    sources, trace = load_sources(plan, reader, markers, import_format)
+    sources, trace = load_sources(plan, reader, markers, import_format, withheld)
     text = concatenate(s.content for s in sources if s.readable)
     head = [f"target directory: {plan.target_dir}",
             f"project root: {plan.project_root if plan.project_root else '(none: the target directory alone)'}"]
@@ -189,13 +190,15 @@ def load_memory(
     settings: Settings,
     reader: Reader = read_memory_file,
     is_root: Callable[[Path], bool] | None = None,
+    withheld: Withheld | None = None,
 ) -> Memory:
     """The effective memory for TARGET_DIR (an existing, resolved directory). Files over
     `settings.max_file_bytes` are not read (see `files.read_memory_file`). The project root is
-    the nearest directory holding one of `settings.boundary_markers` unless IS_ROOT is given."""
+    the nearest directory holding one of `settings.boundary_markers` unless IS_ROOT is given.
+    WITHHELD: imports not to read (a chain file not to read is READER's to refuse)."""
     if reader is read_memory_file:
         reader = partial(read_memory_file, max_bytes=settings.max_file_bytes)
     if is_root is None:
         is_root = partial(has_marker, markers=settings.boundary_markers)
     return merge_plan(plan_chain(target_dir, settings, is_root), reader, settings.boundary_markers,
-                      settings.import_format)
+                      settings.import_format, withheld)

@@ -24,12 +24,13 @@ from mcp.server.mcpserver import (
     Context,
     Elicit,
     ElicitationResult,
+    ListRoots,
     MCPServer,
     Resolve,
 )
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp_types import ToolAnnotations
+from mcp_types import ListRootsResult, ToolAnnotations
 from pydantic import BaseModel, Field, create_model
 
 from memory_lens import __version__
@@ -71,6 +72,19 @@ def _run(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         return call()
     except ToolFailure as err:
         raise ToolError(str(err)) from None
+
+
+def client_roots(context: Context) -> ListRoots | None:
+    """The client's roots (`roots/list`), asked for when it declared the capability (None: it did not)."""
+    caps = context.client_capabilities
+    return ListRoots() if caps is not None and caps.roots is not None else None
+
+
+Roots = Annotated[ListRootsResult | None, Resolve(client_roots)]
+
+
+def _roots(result: ListRootsResult | None) -> list[Path]:
+    return tools.root_paths([str(r.uri) for r in result.roots]) if result is not None else []
 
 
 # save_memory and its confirmation ------------------------------------------------------------------
@@ -130,14 +144,14 @@ def build_server(ctx: ToolContext) -> MCPServer:
         return _run(lambda: tools.memory_search(ctx, query, scope, cursor, limit))
 
     def list_memory_entries(scope: str | None = None, path: str | None = None, cursor: str | None = None,
-                            limit: int | None = None) -> dict[str, Any]:
-        return _run(lambda: tools.list_memory_entries(ctx, scope, path, cursor, limit))
+                            limit: int | None = None, *, roots: Roots) -> dict[str, Any]:
+        return _run(lambda: tools.list_memory_entries(ctx, scope, path, cursor, limit, _roots(roots)))
 
     def remove_memory_entry(text: str, scope: str | None = None) -> dict[str, Any]:
         return _run(lambda: tools.remove_memory_entry(ctx, text, scope))
 
-    def effective_memory(path: str | None = None, agent: str | None = None) -> dict[str, Any]:
-        return _run(lambda: tools.effective_memory(ctx, path, agent))
+    def effective_memory(path: str | None = None, agent: str | None = None, *, roots: Roots) -> dict[str, Any]:
+        return _run(lambda: tools.effective_memory(ctx, path, agent, _roots(roots)))
 
     def ask_to_save(fact: str, scope: str | None, context: Context) -> Elicit[Any] | Decided:
         """Decide whether the user must be asked, and ask (the SDK sends the question)."""

@@ -9,7 +9,8 @@ import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
+from urllib.parse import unquote, urlparse
 
 from memory_lens.core import paging
 from memory_lens.core.discovery import Scope, TargetError, find_project_root, resolve_target
@@ -25,10 +26,13 @@ from memory_lens.core.entries import (
     write_area,
 )
 from memory_lens.core.files import read_memory_file
+from memory_lens.core.imports import WITHHELD
 from memory_lens.core.markdown import clean_entry_text
 from memory_lens.core.merge import load_memory
 from memory_lens.core.notes import NoteError, NotesStore, StoredNote
+from memory_lens.core.read_policy import ReadArea, read_area
 from memory_lens.core.settings import Settings
+from memory_lens.core.write_policy import is_inside
 from memory_lens.core.writer import MemoryFileError, allowed_target
 from memory_lens.mcp_server.approvals import Approvals
 from memory_lens.mcp_server.schemas import AGENTS, MAX_PAGE
@@ -181,25 +185,67 @@ def save_fact(ctx: ToolContext, text: str, scope: Scope) -> dict[str, Any]:
             "path": str(result.path), "line": result.line + 1, "text": result.text, "created_file": result.created}
 
 
-def _target(ctx: ToolContext, path: str | None) -> Path:
-    if path is None or path == "":
-        return ctx.directory
-    raw = path if os.path.isabs(os.path.expanduser(path)) else str(ctx.directory / path)
+def root_paths(uris: Sequence[str]) -> list[Path]:
+    """The directories of a client's roots (`file:` URIs; others are skipped)."""
+    paths = []
+    for uri in uris:
+        parsed = urlparse(uri)
+        if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
+            path = unquote(parsed.path)
+            if os.name == "nt" and path[2:3] == ":":  # file:///C:/x
+                path = path[1:]
+            paths.append(Path(path))
+    return paths
+
+
+def client_area(ctx: ToolContext, roots: Sequence[Path] | None) -> ReadArea:
+    """What the client may be shown: its ROOTS (without any, the project of the server's directory,
+    or that directory outside a project) and the global memory directory (docs/security.md)."""
+    if roots:
+        return read_area(roots, ctx.settings.global_dir, "the client's roots " + ", ".join(map(str, roots)))
+    home = ctx.project_root or ctx.directory
+    return read_area([home], ctx.settings.global_dir, f"the server's project {home}")
+
+
+def _target(ctx: ToolContext, path: str | None, area: ReadArea) -> Path:
+    raw = path if path and os.path.isabs(os.path.expanduser(path)) else str(ctx.directory / (path or ""))
     try:
-        return resolve_target(raw)
+        target = resolve_target(raw)
     except TargetError as err:
         raise ToolFailure(str(err)) from None
+    if not is_inside(target, area.roots):
+        raise ToolFailure(f"{path or target} is outside {area.what}: give a path inside them")
+    return target
+
+
+def _read_memory(ctx: ToolContext, path: str | None, roots: Sequence[Path] | None) -> tuple[Any, list[dict]]:
+    """The memory for PATH as the client may see it, and what was withheld from it (path, reason)."""
+    area = client_area(ctx, roots)
+    memory = load_memory(_target(ctx, path, area), ctx.settings, reader=area.reader(ctx.settings.max_file_bytes),
+                         withheld=area.withheld)
+    withheld = [{"path": str(s.path), "reason": s.reason} for s in memory.sources
+                if not s.readable and area.withheld(s.path)]
+    for source in memory.sources:
+        withheld += [{"path": str(n.path), "reason": n.message} for n in _withheld_imports(source.imports)]
+    return memory, withheld
+
+
+def _withheld_imports(nodes: Sequence[Any]):
+    for node in nodes:
+        if node.status == WITHHELD:
+            yield node
+        yield from _withheld_imports(node.children)
 
 
 def list_memory_entries(ctx: ToolContext, scope: str | None = None, path: str | None = None,
-                        cursor: str | None = None, limit: int | None = None) -> dict[str, Any]:
+                        cursor: str | None = None, limit: int | None = None,
+                        roots: Sequence[Path] | None = None) -> dict[str, Any]:
     chosen = _scope(scope, ("project", "global", "all")) or "all"
     size = _limit(limit, 50)
-    target = _target(ctx, path)
-    memory = load_memory(target, ctx.settings)
+    memory, withheld = _read_memory(ctx, path, roots)
     scopes = [Scope.GLOBAL, Scope.PROJECT] if chosen == "all" else [Scope(chosen)]
     entries = list_entries(memory, scopes)
-    owner = paging.fingerprint("entries", chosen, str(target))
+    owner = paging.fingerprint("entries", chosen, str(memory.target_dir))
     try:
         offset = paging.decode_cursor(cursor, owner)
     except paging.CursorError as err:
@@ -207,7 +253,7 @@ def list_memory_entries(ctx: ToolContext, scope: str | None = None, path: str | 
     page = entries[offset:offset + size]
     return {"entries": [e.to_json() for e in page], "total": len(entries),
             "next_cursor": paging.next_cursor(offset, len(page), len(entries), owner),
-            "warnings": list(memory.warnings)}
+            "warnings": list(memory.warnings), "withheld": withheld}
 
 
 def remove_memory_entry(ctx: ToolContext, text: str, scope: str | None = None) -> dict[str, Any]:
@@ -221,11 +267,12 @@ def remove_memory_entry(ctx: ToolContext, text: str, scope: str | None = None) -
                         "scope": removed.scope.value}, "warnings": warnings}
 
 
-def effective_memory(ctx: ToolContext, path: str | None = None, agent: str | None = None) -> dict[str, Any]:
-    """What `memory-lens show --format json` prints for PATH. AGENT picks whose loading rules to
-    follow; Memory Lens knows Gemini CLI's (other agents' rules, when the core learns them, are
-    passed through here)."""
+def effective_memory(ctx: ToolContext, path: str | None = None, agent: str | None = None,
+                     roots: Sequence[Path] | None = None) -> dict[str, Any]:
+    """What `memory-lens show --format json` prints for PATH, less what the client may not see
+    (ROOTS: its roots; see `client_area`). AGENT picks whose loading rules to follow; Memory Lens
+    knows Gemini CLI's (other agents' rules, when the core learns them, are passed through here)."""
     if agent is not None and agent not in AGENTS:
         raise ToolFailure(f"unknown agent {agent!r}: Memory Lens follows {', '.join(AGENTS)}")
-    memory = load_memory(_target(ctx, path), ctx.settings)
-    return {**memory.to_json(), "warnings": list(memory.warnings)}
+    memory, withheld = _read_memory(ctx, path, roots)
+    return {**memory.to_json(), "warnings": list(memory.warnings), "withheld": withheld}
