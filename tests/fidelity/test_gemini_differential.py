@@ -417,6 +417,20 @@ def settings_memory_boundary_markers(ws: Workspace):
 
 
 @settings_case
+def settings_boundary_marker_above_the_project(ws: Workspace):
+    """A marker found above every project (`["etc"]` or `["home"]` find `/` on a real system; here
+    the sandbox root holds `etc`): the chain and the import root start there, and an import of any
+    file below it, the user's keys included, is read (issue 23; over MCP it is withheld)."""
+    ws.write("home/.gemini/settings.json", '{"context": {"memoryBoundaryMarkers": ["etc"]}}')
+    ws.mkdir("etc")
+    key = ws.write("home/.ssh/id_ed25519", "planted key\n")
+    ws.write("GEMINI.md", "above the project: loaded from the marker's directory down\n")
+    ws.project("p")
+    ws.write("p/GEMINI.md", f"project @{key} and @../home/.ssh/id_ed25519\n")
+    return ws.path("p"), []
+
+
+@settings_case
 def settings_import_format_flat(ws: Workspace):
     ws.write("home/.gemini/settings.json", '{"context": {"importFormat": "flat"}}')
     ws.write_global("global @./g.md\n")

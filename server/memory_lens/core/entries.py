@@ -17,7 +17,7 @@ from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import AddPlan, RemovePlan, UnsafeEntryError, find_entry, plan_add, plan_remove
 from memory_lens.core.files import too_large_reason
 from memory_lens.core.markdown import Entry, clean_entry_text, normalize, parse
-from memory_lens.core.merge import Memory, Source, load_memory
+from memory_lens.core.merge import Memory, Source, load_memory, utf8_size
 from memory_lens.core.settings import Settings
 from memory_lens.core.write_policy import DEFAULT_HINT, WriteArea, directory_area, global_area, project_area
 from memory_lens.core.writer import MemoryFileError, update_memory_file
@@ -115,6 +115,10 @@ def save_entry(text: str, target_dir: Path, settings: Settings, scope: Scope | s
             plan = plan_add(content, text)
         except UnsafeEntryError as err:
             raise err.at(path) from None
+        if not plan.already_present and (size := utf8_size(plan.content)) > settings.max_file_bytes:
+            # Past the limit no later write or remove could read the file again.
+            raise MemoryFileError(f"{path}: saving this entry would make it {size} bytes, over the "
+                                  f"{settings.max_file_bytes}-byte limit of the files Memory Lens reads; nothing written")
         return (None if plan.already_present else plan.content), plan
 
     plan = update_memory_file(path, change, area=write_area(chosen, root, settings, path, hint))

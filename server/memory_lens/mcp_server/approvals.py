@@ -2,9 +2,10 @@
 
 Kept in `<user config dir>/memory-lens/mcp-approvals.json` (never in the project, so a
 repository cannot grant itself anything), keyed by the project root (or, outside a project, the
-directory the server runs in) and the tool:
+directory the server runs in) and the tool with the scope it writes (`approval_name`): one
+approval covers one scope of one project.
 
-    {"version": 1, "always_allow": {"/home/me/app": ["save_memory"]}}
+    {"version": 1, "always_allow": {"/home/me/app": ["save_memory", "save_memory:global"]}}
 
 Written through the core writer (locked, atomic). A file that cannot be read as such is treated
 as empty and never overwritten: the choice is then not remembered, and the write says why.
@@ -19,6 +20,12 @@ from pathlib import Path
 from memory_lens.core.writer import MemoryFileError, update_memory_file
 
 FILENAME = "mcp-approvals.json"
+
+
+def approval_name(tool: str, scope: str) -> str:
+    """What an approval of TOOL writing to SCOPE is kept as: the tool's name for the project's
+    memory (as before scopes were told apart), `tool:global` for the global memory."""
+    return tool if scope == "project" else f"{tool}:{scope}"
 
 
 def approvals_file() -> Path:

@@ -1,14 +1,19 @@
-"""The MCP tools' names, descriptions and input schemas: what a model reads to decide which tool to
-call and how. The six notes tools keep seed 002's names and parameters (`memory_list` and
-`memory_search` add `cursor` and `limit`, for pages); `save_memory` keeps Gemini CLI's (seeds
-001 and 004).
+"""The MCP tools' descriptions and argument types: what a model reads to decide which tool to call
+and how. The SDK makes each tool's JSON Schema from the typed signature in `server.py`, built from
+the types here, and validates the arguments against it. The six notes tools keep seed 002's names
+and parameters (`memory_list` and `memory_search` add `cursor` and `limit`, for pages);
+`save_memory` keeps Gemini CLI's (seeds 001 and 004).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 MAX_PAGE = 100
+MAX_FACT_CHARS = 4096  # save_memory: an entry is a line or a paragraph, not a file (docs/mcp.md)
 # The agents whose loading rules `effective_memory` follows: Gemini CLI's, the only ones the core
 # knows today. When the core learns other agents' rules, list them here and pass them through.
 AGENTS = ("gemini",)
@@ -27,65 +32,56 @@ project; global notes are personal. Without a scope, a name means the project's 
 global one.
 """
 
-_SCOPE_WRITE = {"type": "string", "enum": ["project", "global"],
-                "description": "Storage scope: 'project' (shared with the project) or 'global' (personal). "
-                               "Default: the project's note if there is one, else the global one."}
-_SCOPE_READ = {"type": "string", "enum": ["project", "global", "both"],
-               "description": "Which notes to look at. Default: both (project notes first)."}
-_TAGS = {"type": "array", "items": {"type": "string"}, "description": "Optional tags for categorization"}
-_CURSOR = {"type": "string", "description": "The next_cursor of the previous page, to get the next one."}
-_LIMIT = {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "description": "Notes per page (default 20)."}
+
+def maybe(kind: Any, description: str, **schema: Any) -> Any:
+    """An argument that may be left out (or sent as null): KIND, published as KIND alone (SCHEMA added)."""
+    return Annotated[Union[kind, SkipJsonSchema[None]], Field(description=description, json_schema_extra=schema or None)]
 
 
-def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+def given(kind: Any, description: str) -> Any:
+    """An argument of type KIND."""
+    return Annotated[kind, Field(description=description)]
 
 
-TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
+WriteScope = Literal["project", "global"]
+PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE, strict=True)]
+NoteName = given(str, "The note's name")
+NoteScope = maybe(WriteScope, "Storage scope: 'project' (shared with the project) or 'global' (personal). "
+                              "Default: the project's note if there is one, else the global one.")
+ListScope = maybe(Literal["project", "global", "both"], "Which notes to look at. Default: both (project notes first).")
+Tags = maybe(list[str], "Optional tags for categorization")
+Cursor = maybe(str, "The next_cursor of the previous page, to get the next one.")
+NotesLimit = maybe(PageSize, "Notes per page (default 20).")
+MemoryPath = maybe(str, "A file or directory (default: the project).")
+
+DESCRIPTIONS: dict[str, str] = {
     "memory_create": (
         "Creates a new memory note with optional tags and scope. Use it for knowledge worth keeping "
         "beyond this session that is looked up when needed: an architecture decision, a build or "
         "debugging fix, a reusable snippet, a preference with context. Pick a short, descriptive, "
-        "unique name. Fails if a note of that name already exists in that scope (use memory_edit).",
-        _object({"name": {"type": "string", "description": "Unique name for the note (1-128 characters)"},
-                 "content": {"type": "string", "description": "Note content"},
-                 "tags": _TAGS,
-                 "scope": {**_SCOPE_WRITE, "description": "Storage scope. Default: project inside a project, "
-                                                           "else global."}},
-                ["name", "content"]),
+        "unique name. Fails if a note of that name already exists in that scope (use memory_edit)."
     ),
     "memory_read": (
         "Reads one memory note in full: its content, tags and timestamps. Without a scope it reads the "
-        "project's note of that name, else the global one.",
-        _object({"name": {"type": "string", "description": "The note's name"}, "scope": _SCOPE_WRITE}, ["name"]),
+        "project's note of that name, else the global one."
     ),
     "memory_list": (
         "Lists memory notes (name, scope, tags, a one-line snippet; not the full content), project notes "
         "first, by name, a page at a time. Filter by a search query and/or tags (a note must have every "
-        "tag given). Use memory_read for a note's full content.",
-        _object({"search": {"type": "string", "description": "Only notes matching this query (the syntax of "
-                                                             "memory_search); empty: all notes"},
-                 "tags": {**_TAGS, "description": "Only notes having all of these tags"},
-                 "scope": _SCOPE_READ, "cursor": _CURSOR, "limit": _LIMIT}, []),
+        "tag given). Use memory_read for a note's full content."
     ),
     "memory_edit": (
         "Replaces the content of an existing memory note (its tags and creation time are kept). Without a "
-        "scope it edits the project's note of that name, else the global one.",
-        _object({"name": {"type": "string", "description": "The note's name"},
-                 "content": {"type": "string", "description": "The new content (replaces the old)"},
-                 "scope": _SCOPE_WRITE}, ["name", "content"]),
+        "scope it edits the project's note of that name, else the global one."
     ),
     "memory_delete": (
         "Deletes a memory note. Without a scope it deletes the project's note of that name, else the "
-        "global one.",
-        _object({"name": {"type": "string", "description": "The note's name"}, "scope": _SCOPE_WRITE}, ["name"]),
+        "global one."
     ),
     "memory_search": (
         'Full-text search of memory notes, best match first (BM25), a page at a time, with a snippet of '
         'each (score: higher is better). Query syntax: words (all must match), "an exact phrase", prefix*, '
-        'AND, OR, a NOT b, parentheses ((deploy OR release) NOT staging). Matching ignores case and accents.',
-        _object({"query": {"type": "string", "description": "What to look for"},
-                 "scope": _SCOPE_READ, "cursor": _CURSOR, "limit": _LIMIT}, ["query"]),
+        'AND, OR, a NOT b, parentheses ((deploy OR release) NOT staging). Matching ignores case and accents.'
     ),
     "save_memory": (
         "Saves a specific fact to long-term memory: a '- fact' entry under '## Gemini Added Memories' in "
@@ -102,37 +98,18 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
         "- when you are not sure the fact is worth remembering for good: ask the user \"Should I remember "
         "that for you?\" first.\n\n"
         "The user may be shown the change and asked to approve or edit it; if they decline, nothing is "
-        "written: do not retry.",
-        _object({"fact": {"type": "string", "description": "The fact to remember: one clear, self-contained "
-                                                           "statement, e.g. 'My favourite colour is blue'."},
-                 "scope": {"type": "string", "enum": ["project", "global"],
-                           "description": "'project' saves to the project's GEMINI.md (for this project only); "
-                                          "'global' to the user's ~/.gemini/GEMINI.md (every project). Default: "
-                                          "project inside a project, else global."}},
-                ["fact"]),
+        "written: do not retry."
     ),
     "list_memory_entries": (
         "Lists the entries (top-level list items) of the memory files loaded for a path, in load order, "
-        "with the file and line of each, a page at a time.",
-        _object({"scope": {"type": "string", "enum": ["project", "global", "all"],
-                           "description": "Which memory files: project, global or all (default)."},
-                 "path": {"type": "string", "description": "A file or directory (default: the project)."},
-                 "cursor": _CURSOR,
-                 "limit": {**_LIMIT, "description": "Entries per page (default 50)."}}, []),
+        "with the file and line of each, a page at a time."
     ),
     "remove_memory_entry": (
         "Removes the first memory entry (in list_memory_entries order) matching the text, ignoring case, "
-        "spacing and a trailing full stop. Only when the user asks for it.",
-        _object({"text": {"type": "string", "description": "The entry's text"},
-                 "scope": {"type": "string", "enum": ["project", "global"],
-                           "description": "Only look in project or global memory files (default: both)."}},
-                ["text"]),
+        "spacing and a trailing full stop. Only when the user asks for it."
     ),
     "effective_memory": (
         "Shows the memory an agent loads for a path: the merged text of every memory file of its chain "
-        "(global first, then the project's, in the order Gemini CLI loads them) and the files it comes from.",
-        _object({"path": {"type": "string", "description": "A file or directory (default: the project)."},
-                 "agent": {"type": "string", "enum": list(AGENTS),
-                           "description": "Whose loading rules to follow (default: gemini)."}}, []),
+        "(global first, then the project's, in the order Gemini CLI loads them) and the files it comes from."
     ),
 }

@@ -1,14 +1,16 @@
-"""The Memory Lens MCP server (`memory-lens mcp`): the tools of `schemas` over stdio, on the
-official `mcp` SDK (2.x: `mcp.server.mcpserver.MCPServer`).
+"""The Memory Lens MCP server (`memory-lens mcp`): the tools over stdio, on the official `mcp` SDK
+(2.x: `mcp.server.mcpserver.MCPServer`).
 
-Every tool is registered with its hand-written input schema, and arguments are checked against
-it before the tool runs (the SDK does not), so a model gets a clear error for an unknown
-argument or scope. `save_memory` asks the user first where the client supports form
-elicitation: the message shows the diff; the form lets them edit the text and choose "always
-allow for this project". The question is asked through the SDK's resolvers, which use whichever
-way the negotiated protocol version has (a request in the middle of the call, or an
-input-required round trip). Without elicitation the client's own tool approval is the
-confirmation, and the fact is written.
+Every tool is a typed function (its argument types in `schemas`): the SDK makes its JSON Schema
+from the signature and validates the arguments against it before the tool runs; an unknown
+argument is refused too (`additionalProperties: false`), and a failed check is one line naming
+the argument. `effective_memory` and `list_memory_entries` ask the client for its roots
+(`roots/list`) and read only inside them (`core/read_policy.py`). `save_memory` asks the user
+first where the client supports form elicitation: the message shows the diff; the form lets them
+edit the text and choose "always allow" for that scope. The questions are asked through the SDK's
+resolvers, which use whichever way the negotiated protocol version has (a request in the middle of
+the call, or an input-required round trip). Without elicitation the client's own tool approval is
+the confirmation, and the fact is written.
 """
 
 # No `from __future__ import annotations`: the SDK reads the tools' annotations at run time, and
@@ -16,9 +18,8 @@ confirmation, and the fact is written.
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, Callable, Literal
 
-import jsonschema
 from mcp.server.mcpserver import (
     AcceptedElicitation,
     Context,
@@ -31,12 +32,29 @@ from mcp.server.mcpserver import (
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import ListRootsResult, ToolAnnotations
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, ValidationError, create_model
 
 from memory_lens import __version__
 from memory_lens.core.discovery import Scope
 from memory_lens.mcp_server import tools
-from memory_lens.mcp_server.schemas import INSTRUCTIONS, TOOLS
+from memory_lens.mcp_server.approvals import approval_name
+from memory_lens.mcp_server.schemas import (
+    AGENTS,
+    DESCRIPTIONS,
+    INSTRUCTIONS,
+    MAX_FACT_CHARS,
+    Cursor,
+    ListScope,
+    MemoryPath,
+    NoteName,
+    NoteScope,
+    NotesLimit,
+    PageSize,
+    Tags,
+    WriteScope,
+    given,
+    maybe,
+)
 from memory_lens.mcp_server.tools import SavePlan, ToolContext, ToolFailure
 
 log = logging.getLogger("memory_lens.mcp")
@@ -45,25 +63,33 @@ SAVE_TOOL = "save_memory"
 
 
 class CheckedTool(Tool):
-    """A tool whose arguments are validated against its published input schema first."""
+    """A tool whose failed argument check is one line: `invalid arguments: scope: Input should be …`."""
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
-        validator = jsonschema.Draft202012Validator(self.parameters)
-        error = next(iter(sorted(validator.iter_errors(arguments or {}), key=lambda e: list(e.path))), None)
-        if error is not None:
-            where = ".".join(str(p) for p in error.path)
-            raise ToolError(f"Error executing tool {self.name}: invalid arguments: "
-                            f"{where + ': ' if where else ''}{error.message}")
-        return await super().run(arguments, context, convert_result)
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as err:
+            if not isinstance(err.__cause__, ValidationError):
+                raise
+            problems: dict[str, str] = {}
+            for e in err.__cause__.errors():
+                if e["loc"][-1:] != ("none",):  # the null an optional argument may also be
+                    problems.setdefault(".".join(str(part) for part in e["loc"][:1]), e["msg"])
+            detail = "; ".join(f"{where}: {msg}" if where else msg for where, msg in problems.items())
+            raise ToolError(f"Error executing tool {self.name}: invalid arguments: {detail}") from None
 
 
-def _tool(fn: Callable[..., Any], name: str, read_only: bool, destructive: bool = False) -> Tool:
-    description, schema = TOOLS[name]
+def _tool(fn: Callable[..., Any], read_only: bool, destructive: bool = False) -> Tool:
+    """FN as the tool of its name, its schema made from its signature, no argument but its own taken."""
     tool = CheckedTool.from_function(
-        fn, name=name, description=description,
+        fn, name=fn.__name__, description=DESCRIPTIONS[fn.__name__],
         annotations=ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive if not read_only else None,
                                     open_world_hint=False))
-    tool.parameters = schema
+    arguments = tool.fn_metadata.arg_model
+    strict = type(arguments.__name__, (arguments,), {"__module__": __name__,
+                                                      "model_config": {**arguments.model_config, "extra": "forbid"}})
+    tool.fn_metadata.arg_model = strict
+    tool.parameters = strict.model_json_schema(by_alias=True)
     return tool
 
 
@@ -71,7 +97,7 @@ def _run(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     try:
         return call()
     except ToolFailure as err:
-        raise ToolError(str(err)) from None
+        raise ToolError(tools.for_mcp(str(err))) from None
 
 
 def client_roots(context: Context) -> ListRoots | None:
@@ -104,13 +130,19 @@ def supports_form_elicitation(ctx: Context) -> bool:
     return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
 
 
-def approval_form(text: str) -> type[BaseModel]:
-    """The form the user fills in: the entry (editable) and whether to stop asking here."""
+def approval_form(text: str, scope: Scope, in_project: bool) -> type[BaseModel]:
+    """The form the user fills in: the entry (editable) and whether to stop asking for saves to
+    this SCOPE from here (a project, or the server's directory outside one)."""
+    here = "this project" if in_project else "this directory"
+    if scope is Scope.PROJECT:
+        title, description = f"Always allow for {here}", f"Save facts to {here}'s memory without asking again"
+    else:
+        title = f"Always allow saving to global memory from {here}"
+        description = f"Save facts to your global memory file without asking again when called from {here}"
     return create_model(
         "SaveMemoryApproval",
         text=(str, Field(default=text, title="Entry to save", description="Edit the text before it is saved")),
-        always_allow=(bool, Field(default=False, title="Always allow for this project",
-                                  description="Save facts without asking again in this project")),
+        always_allow=(bool, Field(default=False, title=title, description=description)),
     )
 
 
@@ -121,36 +153,50 @@ def approval_message(plan: SavePlan) -> str:
 
 
 def build_server(ctx: ToolContext) -> MCPServer:
-    """The MCP server with every tool of `schemas.TOOLS` working on CTX."""
+    """The MCP server with every tool working on CTX."""
 
-    def memory_create(name: str, content: str, tags: list[str] | None = None, scope: str | None = None) -> dict[str, Any]:
+    def memory_create(name: given(str, "Unique name for the note (1-128 characters)"),
+                      content: given(str, "Note content"), tags: Tags = None,
+                      scope: maybe(WriteScope, "Storage scope. Default: project inside a project, else global.") = None,
+                      ) -> dict[str, Any]:
         return _run(lambda: tools.memory_create(ctx, name, content, tags, scope))
 
-    def memory_read(name: str, scope: str | None = None) -> dict[str, Any]:
+    def memory_read(name: NoteName, scope: NoteScope = None) -> dict[str, Any]:
         return _run(lambda: tools.memory_read(ctx, name, scope))
 
-    def memory_list(search: str = "", tags: list[str] | None = None, scope: str | None = None,
-                    cursor: str | None = None, limit: int | None = None) -> dict[str, Any]:
-        return _run(lambda: tools.memory_list(ctx, search, tags, scope, cursor, limit))
+    def memory_list(search: maybe(str, "Only notes matching this query (the syntax of memory_search); empty: all "
+                                       "notes") = None,
+                    tags: maybe(list[str], "Only notes having all of these tags") = None, scope: ListScope = None,
+                    cursor: Cursor = None, limit: NotesLimit = None) -> dict[str, Any]:
+        return _run(lambda: tools.memory_list(ctx, search or "", tags, scope, cursor, limit))
 
-    def memory_edit(name: str, content: str, scope: str | None = None) -> dict[str, Any]:
+    def memory_edit(name: NoteName, content: given(str, "The new content (replaces the old)"),
+                    scope: NoteScope = None) -> dict[str, Any]:
         return _run(lambda: tools.memory_edit(ctx, name, content, scope))
 
-    def memory_delete(name: str, scope: str | None = None) -> dict[str, Any]:
+    def memory_delete(name: NoteName, scope: NoteScope = None) -> dict[str, Any]:
         return _run(lambda: tools.memory_delete(ctx, name, scope))
 
-    def memory_search(query: str, scope: str | None = None, cursor: str | None = None,
-                      limit: int | None = None) -> dict[str, Any]:
+    def memory_search(query: given(str, "What to look for"), scope: ListScope = None, cursor: Cursor = None,
+                      limit: NotesLimit = None) -> dict[str, Any]:
         return _run(lambda: tools.memory_search(ctx, query, scope, cursor, limit))
 
-    def list_memory_entries(scope: str | None = None, path: str | None = None, cursor: str | None = None,
-                            limit: int | None = None, *, roots: Roots) -> dict[str, Any]:
+    def list_memory_entries(scope: maybe(Literal["project", "global", "all"],
+                                         "Which memory files: project, global or all (default).") = None,
+                            path: MemoryPath = None, cursor: Cursor = None,
+                            limit: maybe(PageSize, "Entries per page (default 50).") = None,
+                            *, roots: Roots) -> dict[str, Any]:
         return _run(lambda: tools.list_memory_entries(ctx, scope, path, cursor, limit, _roots(roots)))
 
-    def remove_memory_entry(text: str, scope: str | None = None) -> dict[str, Any]:
+    def remove_memory_entry(text: given(str, "The entry's text"),
+                            scope: maybe(WriteScope, "Only look in project or global memory files (default: both).")
+                            = None) -> dict[str, Any]:
         return _run(lambda: tools.remove_memory_entry(ctx, text, scope))
 
-    def effective_memory(path: str | None = None, agent: str | None = None, *, roots: Roots) -> dict[str, Any]:
+    def effective_memory(path: MemoryPath = None,
+                         agent: maybe(Literal[AGENTS], "Whose loading rules to follow (default: gemini).",
+                                      enum=list(AGENTS)) = None,
+                         *, roots: Roots) -> dict[str, Any]:
         return _run(lambda: tools.effective_memory(ctx, path, agent, _roots(roots)))
 
     def ask_to_save(fact: str, scope: str | None, context: Context) -> Elicit[Any] | Decided:
@@ -161,44 +207,49 @@ def build_server(ctx: ToolContext) -> MCPServer:
             return Decided(reason="invalid", error=str(err))
         if plan.already_present:
             return Decided(reason="already-present", plan=plan)
-        if ctx.approvals.allowed(SAVE_TOOL):
+        if ctx.approvals.allowed(approval_name(SAVE_TOOL, plan.scope.value)):
             return Decided(reason="always-allowed", plan=plan)
         if not supports_form_elicitation(context):
             return Decided(reason="no-elicitation", plan=plan)
-        return Elicit(approval_message(plan), approval_form(plan.text))
+        return Elicit(approval_message(plan), approval_form(plan.text, plan.scope, ctx.project_root is not None))
 
-    def save_memory(fact: str, scope: str | None = None, *,
-                    answer: Annotated[ElicitationResult[Any], Resolve(ask_to_save)]) -> dict[str, Any]:
+    def save_memory(fact: Annotated[str, Field(max_length=MAX_FACT_CHARS, description=(
+                        "The fact to remember: one clear, self-contained statement, e.g. 'My favourite colour is "
+                        f"blue' (at most {MAX_FACT_CHARS} characters)."))],
+                    scope: maybe(WriteScope, "'project' saves to the project's GEMINI.md (for this project only); "
+                                             "'global' to the user's ~/.gemini/GEMINI.md (every project). Default: "
+                                             "project inside a project, else global.") = None,
+                    *, answer: Annotated[ElicitationResult[Any], Resolve(ask_to_save)]) -> dict[str, Any]:
         if not isinstance(answer, AcceptedElicitation):
             return {"saved": False, "declined": True,
                     "message": "The user declined; nothing was written. Do not save this again unless asked."}
         data = answer.data
         if isinstance(data, Decided):
             if data.reason == "invalid":
-                raise ToolError(data.error)
+                raise ToolError(tools.for_mcp(data.error))
             plan: SavePlan = data.plan
             return _run(lambda: tools.save_fact(ctx, plan.text, plan.scope))
         plan = tools.plan_save(ctx, fact, scope)  # where it goes (the user may have edited only the text)
         result = _run(lambda: tools.save_fact(ctx, data.text, plan.scope))
         result["edited"] = data.text.strip() != plan.text
         if data.always_allow:
-            warning = ctx.approvals.allow(SAVE_TOOL)
+            warning = ctx.approvals.allow(approval_name(SAVE_TOOL, plan.scope.value))
             result["always_allow"] = warning is None
             if warning:
                 result["warnings"] = [warning]
         return result
 
     registered = [
-        _tool(memory_create, "memory_create", read_only=False),
-        _tool(memory_read, "memory_read", read_only=True),
-        _tool(memory_list, "memory_list", read_only=True),
-        _tool(memory_edit, "memory_edit", read_only=False, destructive=True),
-        _tool(memory_delete, "memory_delete", read_only=False, destructive=True),
-        _tool(memory_search, "memory_search", read_only=True),
-        _tool(save_memory, "save_memory", read_only=False),
-        _tool(list_memory_entries, "list_memory_entries", read_only=True),
-        _tool(remove_memory_entry, "remove_memory_entry", read_only=False, destructive=True),
-        _tool(effective_memory, "effective_memory", read_only=True),
+        _tool(memory_create, read_only=False),
+        _tool(memory_read, read_only=True),
+        _tool(memory_list, read_only=True),
+        _tool(memory_edit, read_only=False, destructive=True),
+        _tool(memory_delete, read_only=False, destructive=True),
+        _tool(memory_search, read_only=True),
+        _tool(save_memory, read_only=False),
+        _tool(list_memory_entries, read_only=True),
+        _tool(remove_memory_entry, read_only=False, destructive=True),
+        _tool(effective_memory, read_only=True),
     ]
     return MCPServer(SERVER_NAME, title="Memory Lens", version=__version__, instructions=INSTRUCTIONS,
                      tools=registered, log_level="WARNING")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -35,11 +36,25 @@ from memory_lens.core.settings import Settings
 from memory_lens.core.write_policy import is_inside
 from memory_lens.core.writer import MemoryFileError, allowed_target
 from memory_lens.mcp_server.approvals import Approvals
-from memory_lens.mcp_server.schemas import AGENTS, MAX_PAGE
+from memory_lens.mcp_server.schemas import MAX_FACT_CHARS
 
 
 class ToolFailure(Exception):
     """A tool could not do what was asked (the message is for the model and the user)."""
+
+
+_CLI_HINTS = (  # what the core's messages tell a CLI user to run, and what a model calls instead
+    (re.compile(r"`memory-lens notes list[^`]*`"), "memory_list"),
+    (re.compile(r"(?:run )?`memory-lens list[^`]*`"), "call list_memory_entries"),
+    (re.compile(r"`?--scope (project|global|both)`?"), r'scope "\1"'),
+)
+
+
+def for_mcp(message: str) -> str:
+    """MESSAGE with the CLI commands and flags it names put as the MCP tools and arguments that do the same."""
+    for pattern, replacement in _CLI_HINTS:
+        message = pattern.sub(replacement, message)
+    return message
 
 
 @dataclass
@@ -55,14 +70,6 @@ class ToolContext:
     @property
     def project_root(self) -> Path | None:
         return find_project_root(self.directory)
-
-
-def _limit(limit: Any, default: int) -> int:
-    if limit is None:
-        return default
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
-        raise ToolFailure(f"limit must be a whole number from 1 to {MAX_PAGE}")
-    return limit
 
 
 def _note_ref(stored: StoredNote) -> dict[str, Any]:
@@ -106,7 +113,7 @@ def _page(page: Any, with_score: bool) -> dict[str, Any]:
 
 def memory_list(ctx: ToolContext, search: str = "", tags: list[str] | None = None, scope: str | None = None,
                 cursor: str | None = None, limit: int | None = None) -> dict[str, Any]:
-    size = _limit(limit, 20)
+    size = limit or 20
     page = _notes(lambda: ctx.store.list(search or "", tags or [], scope or "both", size, cursor))
     return _page(page, False)
 
@@ -123,7 +130,7 @@ def memory_delete(ctx: ToolContext, name: str, scope: str | None = None) -> dict
 
 def memory_search(ctx: ToolContext, query: str, scope: str | None = None, cursor: str | None = None,
                   limit: int | None = None) -> dict[str, Any]:
-    size = _limit(limit, 20)
+    size = limit or 20
     page = _notes(lambda: ctx.store.search(query, scope or "both", (), size, cursor))
     return _page(page, True)
 
@@ -131,10 +138,12 @@ def memory_search(ctx: ToolContext, query: str, scope: str | None = None, cursor
 # Memory files (seeds 001, 004) ---------------------------------------------------------------------
 
 
-def _scope(value: str | None, allowed: tuple[str, ...]) -> str | None:
-    if value is not None and value not in allowed:
-        raise ToolFailure(f"unknown scope {value!r}: use {' or '.join(allowed)}")
-    return value
+def _refuse_long(fact: str) -> None:
+    """The SDK checks `fact`; this checks the text the user may have edited in the form."""
+    if len(fact) > MAX_FACT_CHARS:
+        raise ToolFailure(f"the fact is {len(fact)} characters, over the {MAX_FACT_CHARS}-character limit of a memory "
+                          "entry (a line or a paragraph): save a short statement, and keep longer knowledge in a "
+                          "note (memory_create)")
 
 
 @dataclass(frozen=True)
@@ -151,11 +160,10 @@ class SavePlan:
 def plan_save(ctx: ToolContext, fact: str, scope: str | None) -> SavePlan:
     """The file, the entry and the diff `save_memory` would write, computed from the file as it
     is now (the write itself computes it again under the lock)."""
-    chosen_scope = _scope(scope, ("project", "global"))
-    if not isinstance(fact, str) or not clean_entry_text(fact):
+    if not clean_entry_text(fact):
         raise ToolFailure("nothing to save: the fact is empty once '#' and list markers are removed")
     try:
-        chosen, root = resolve_scope(chosen_scope, ctx.directory)
+        chosen, root = resolve_scope(scope, ctx.directory)
     except NoProjectError as err:
         raise ToolFailure(str(err)) from None
     path = memory_file_for(chosen, root, ctx.settings)
@@ -177,6 +185,7 @@ def plan_save(ctx: ToolContext, fact: str, scope: str | None) -> SavePlan:
 
 def save_fact(ctx: ToolContext, text: str, scope: Scope) -> dict[str, Any]:
     """Write TEXT as an entry of SCOPE's memory file (what `memory-lens add` does)."""
+    _refuse_long(text)
     try:
         result = save_entry(text, ctx.directory, ctx.settings, scope)
     except (EntryTextError, NoProjectError, MemoryFileError) as err:
@@ -240,8 +249,8 @@ def _withheld_imports(nodes: Sequence[Any]):
 def list_memory_entries(ctx: ToolContext, scope: str | None = None, path: str | None = None,
                         cursor: str | None = None, limit: int | None = None,
                         roots: Sequence[Path] | None = None) -> dict[str, Any]:
-    chosen = _scope(scope, ("project", "global", "all")) or "all"
-    size = _limit(limit, 50)
+    chosen = scope or "all"
+    size = limit or 50
     memory, withheld = _read_memory(ctx, path, roots)
     scopes = [Scope.GLOBAL, Scope.PROJECT] if chosen == "all" else [Scope(chosen)]
     entries = list_entries(memory, scopes)
@@ -257,12 +266,11 @@ def list_memory_entries(ctx: ToolContext, scope: str | None = None, path: str | 
 
 
 def remove_memory_entry(ctx: ToolContext, text: str, scope: str | None = None) -> dict[str, Any]:
-    chosen = _scope(scope, ("project", "global"))
     warnings: list[str] = []
     try:
-        removed = remove_entry(text, ctx.directory, ctx.settings, chosen, warn=warnings.append)
+        removed = remove_entry(text, ctx.directory, ctx.settings, scope, warn=warnings.append)
     except (EntryNotFoundError, MemoryFileError) as err:
-        raise ToolFailure(str(err).strip("'\"").replace("run `memory-lens list`", "call list_memory_entries")) from None
+        raise ToolFailure(str(err).strip("'\"")) from None
     return {"removed": {"text": removed.text, "path": str(removed.path), "line": removed.line,
                         "scope": removed.scope.value}, "warnings": warnings}
 
@@ -272,7 +280,5 @@ def effective_memory(ctx: ToolContext, path: str | None = None, agent: str | Non
     """What `memory-lens show --format json` prints for PATH, less what the client may not see
     (ROOTS: its roots; see `client_area`). AGENT picks whose loading rules to follow; Memory Lens
     knows Gemini CLI's (other agents' rules, when the core learns them, are passed through here)."""
-    if agent is not None and agent not in AGENTS:
-        raise ToolFailure(f"unknown agent {agent!r}: Memory Lens follows {', '.join(AGENTS)}")
     memory, withheld = _read_memory(ctx, path, roots)
     return {**memory.to_json(), "warnings": list(memory.warnings), "withheld": withheld}
