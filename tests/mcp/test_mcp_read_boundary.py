@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
+from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import stdio_client
 
@@ -86,6 +87,12 @@ async def test_the_clients_roots_decide(ws: Workspace) -> None:
             message = await fails(client, "list_memory_entries", path=str(proj))
             assert f"is outside the client's roots {other}" in message
             assert asked
+    async with Client(server_params(ws, proj), list_roots_callback=roots, mode="auto") as modern:
+        assert modern.protocol_version == "2026-07-28"  # roots asked in an input-required round trip
+        result = await modern.call_tool("effective_memory", {"path": str(other)})
+        assert not result.is_error and result.structured_content["text"] == "- other repository's rule"
+        refused = await modern.call_tool("effective_memory", {"path": str(proj)})
+        assert refused.is_error and "is outside the client's roots" in refused.content[0].text
 
 
 async def test_an_import_the_boundary_markers_let_out_is_shown_by_the_cli_and_withheld_over_mcp(ws: Workspace) -> None:
