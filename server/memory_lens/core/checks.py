@@ -266,11 +266,12 @@ def import_findings(path: Path, text: str, imports: Sequence[ImportNode]) -> lis
             for p in import_problems(tuple(imports))]
 
 
-def link_outside_findings(path: Path, text: str, imports: Sequence[ImportNode], settings: Settings) -> list[Finding]:
-    """Memory file PATH, or a file its IMPORTS read, whose real path leaves the project and the
-    global memory directory (`read_policy.outside_reads`)."""
+def link_outside_findings(path: Path, text: str, imports: Sequence[ImportNode], settings: Settings,
+                          real: Path | None = None) -> list[Finding]:
+    """Memory file PATH (REAL: its real path, if known), or a file its IMPORTS read, whose real
+    path leaves the project and the global memory directory (`read_policy.outside_reads`)."""
     return [Finding(path, o.line, o.start - text.rfind("\n", 0, o.start), LINK_OUTSIDE, o.message, o.line)
-            for o in outside_reads(path, imports, settings.global_dir, settings.boundary_markers)]
+            for o in outside_reads(path, imports, settings.global_dir, settings.boundary_markers, real)]
 
 
 def check_content(
@@ -280,8 +281,10 @@ def check_content(
     settings: Settings,
     indexer: Indexer = index_entries,
     grouped: bool = False,
+    real: Path | None = None,
 ) -> list[Finding]:
     """Findings for memory file PATH with TEXT, loaded after the GENERAL sources of its chain.
+    REAL: PATH's real path, when the caller knows it.
 
     INDEXER parses a file's entries; the language server passes a cached one. TEXT over the
     size limit (an open buffer) is not parsed: it gets a too-large finding alone. GROUPED: one
@@ -295,7 +298,8 @@ def check_content(
     # What the agent gets from this file, in the configured import format (flat has no depth limit).
     expansion = expand_imports(text, path, markers=settings.boundary_markers, import_format=settings.import_format)
     findings = (import_findings(path, text, expansion.imports)
-                + link_outside_findings(path, text, expansion.imports, settings) + check_entries(own, others, grouped))
+                + link_outside_findings(path, text, expansion.imports, settings, real)
+                + check_entries(own, others, grouped))
     size, tokens = merged_size([*(s.content for s in usable), expansion.text])
     over = budget_finding(path, size, tokens, settings)
     return ([over] if over else []) + findings
@@ -327,7 +331,7 @@ def check_file(path: Path, settings: Settings) -> list[Finding]:
     # Its own directory: where a link is, not where it points (as `memory-lens show FILE`).
     memory = load_memory(resolve_target(Path(os.path.abspath(path)).parent), settings)
     general = general_sources(memory, Path(os.path.realpath(path)))
-    return bad + check_content(path, got.text, general, settings)
+    return bad + check_content(path, got.text, general, settings, real=got.real_path)
 
 
 def check_memory(memory: Memory, settings: Settings) -> list[Finding]:
@@ -339,7 +343,7 @@ def check_memory(memory: Memory, settings: Settings) -> list[Finding]:
             continue
         if src.encoding is not None:
             findings.append(encoding_finding(src.path, src.encoding))
-        findings.extend(check_content(src.path, src.text, memory.sources[:i], settings))
+        findings.extend(check_content(src.path, src.text, memory.sources[:i], settings, real=src.real_path))
     return findings
 
 

@@ -77,12 +77,12 @@ class OutsideRead:
 
 
 def outside_reads(path: Path, imports: Sequence[ImportNode], global_dir: Path,
-                  markers: tuple[str, ...]) -> list[OutsideRead]:
+                  markers: tuple[str, ...], real: Path | None = None) -> list[OutsideRead]:
     """Memory file PATH, and each file its IMPORTS read, whose real path leaves the project of
     PATH's directory (or that directory, outside a project) and the global memory directory GLOBAL_DIR.
-    MARKERS (Gemini's `context.memoryBoundaryMarkers`) are named when they widen the import root."""
-    real = realpath(path)
-    linked = real != os.path.abspath(path)
+    MARKERS (Gemini's `context.memoryBoundaryMarkers`) are named when they widen the import root.
+    REAL: PATH's real path, when the caller knows it (a `realpath` costs a few system calls)."""
+    linked = str(real or realpath(path)) != os.path.abspath(path)
     if not linked and not any(node.status == IMPORTED for node in imports):
         return []  # a file where it is, inside its own project, that imports nothing
     directory = Path(os.path.abspath(path)).parent
@@ -90,11 +90,12 @@ def outside_reads(path: Path, imports: Sequence[ImportNode], global_dir: Path,
     area = project_area(root) if root is not None else directory_area(directory)
     roots = (*area.roots, global_dir)
     found: list[OutsideRead] = []
-    if linked and not is_inside(real, roots):
+    if linked and not is_inside(path, roots):
         found.append(OutsideRead(1, 0, f"{_how(path)}, outside {area.what}: the agent loads it; "
                                        "`memory-lens mcp` withholds it"))
+    inside: dict[Path, bool] = {}  # each imported file's answer, for a file imported from many mentions
     for node in imports:
-        leaving = next(_imports_outside(node, roots), None)
+        leaving = next(_imports_outside(node, roots, inside), None)
         if leaving is None:
             continue
         import_root = project_root_for(str(directory), markers)
@@ -106,15 +107,17 @@ def outside_reads(path: Path, imports: Sequence[ImportNode], global_dir: Path,
     return found
 
 
-def _imports_outside(node: ImportNode, roots: tuple[Path, ...]):
-    """The files NODE and the imports below it read from outside ROOTS."""
+def _imports_outside(node: ImportNode, roots: tuple[Path, ...], inside: dict[Path, bool]):
+    """The files NODE and the imports below it read from outside ROOTS (INSIDE: answers so far)."""
     if node.status != IMPORTED or node.path is None:
         return
-    if not is_inside(realpath(node.path), roots):
+    if node.path not in inside:
+        inside[node.path] = is_inside(node.path, roots)
+    if not inside[node.path]:
         yield node.path
         return
     for child in node.children:
-        yield from _imports_outside(child, roots)
+        yield from _imports_outside(child, roots, inside)
 
 
 __all__ = ["LINK_OUTSIDE", "OutsideRead", "ReadArea", "outside_reads", "read_area"]

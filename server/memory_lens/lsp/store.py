@@ -367,7 +367,7 @@ class MemoryStore:
         settings = self.settings_for(real.parent)
         general = sources_before(load_sources(self.chain(real.parent, settings), self.read, settings.boundary_markers,
                                               settings.import_format)[0], real)  # no merged text needed
-        return bad + check_content(path, text, general, settings, indexer=self.entries, grouped=True)
+        return bad + check_content(path, text, general, settings, indexer=self.entries, grouped=True, real=real)
 
     # Known files -------------------------------------------------------------------------------
 
