@@ -51,7 +51,6 @@ class FileRead:
     reason: str = ""
     size: int = 0
     real_path: Path | None = None
-    mtime_ns: int = 0
     bom: bool = False  # the file starts with a UTF-8 byte order mark (not part of `text`)
     encoding: EncodingIssue | None = None  # set for a file with bad bytes; `text` is then the agent's
     too_large: bool = False  # over the size limit: not read at all (`size` says how big it is)
@@ -180,8 +179,7 @@ def read_memory_file(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_
             return FileRead(p, FileStatus.UNUSABLE, reason=reason)
         if fst.st_size > max_bytes:
             return FileRead(p, FileStatus.UNUSABLE, reason=too_large_reason(fst.st_size, max_bytes),
-                            size=fst.st_size, real_path=Path(realpath(p)), mtime_ns=fst.st_mtime_ns,
-                            too_large=True)
+                            size=fst.st_size, real_path=Path(realpath(p)), too_large=True)
         chunks = []
         total = 0
         want = fst.st_size + 1  # the whole file and its end in one read, no oversized buffer
@@ -193,8 +191,7 @@ def read_memory_file(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_
             total += len(chunk)
             if total > max_bytes:  # it grew since fstat: still never more than the limit in memory
                 return FileRead(p, FileStatus.UNUSABLE, reason=too_large_reason(total, max_bytes),
-                                size=total, real_path=Path(realpath(p)), mtime_ns=fst.st_mtime_ns,
-                                too_large=True)
+                                size=total, real_path=Path(realpath(p)), too_large=True)
             chunks.append(chunk)
         named = _named(fd)  # where the file read is: one system call, not realpath's three
     except OSError as err:
@@ -207,9 +204,8 @@ def read_memory_file(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_
     real = Path(named or realpath(p))
     if issue is not None:
         return FileRead(p, FileStatus.UNUSABLE, text=text, reason=issue.reason, size=fst.st_size,
-                        real_path=real, mtime_ns=fst.st_mtime_ns, bom=bom, encoding=issue)
-    return FileRead(p, FileStatus.OK, text=text, size=fst.st_size, real_path=real,
-                    mtime_ns=fst.st_mtime_ns, bom=bom)
+                        real_path=real, bom=bom, encoding=issue)
+    return FileRead(p, FileStatus.OK, text=text, size=fst.st_size, real_path=real, bom=bom)
 
 
 _O_PATH = getattr(os, "O_PATH", 0) if os.path.isdir("/proc/self/fd") else 0
