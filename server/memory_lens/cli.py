@@ -22,7 +22,7 @@ with collector_paused():  # the imports below allocate only long-lived objects (
     from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, UnknownAgentError, agent_view
     from memory_lens.core.agents.budget import agent_files, check_agents, parse_agents
     from memory_lens.core.agents.wave import save_bullet
-    from memory_lens.core.checks import Severity, check_targets
+    from memory_lens.core.checks import SEVERITY_OF, Severity, check_targets
     from memory_lens.core.discovery import Scope, TargetError, resolve_target
     from memory_lens.core.edit import EntryTextError
     from memory_lens.core.entries import (
@@ -47,20 +47,26 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: error: {message} (see '{self.prog} --help')")
 
 
-def _common() -> argparse.ArgumentParser:
+def _common(memory_files: bool = True) -> argparse.ArgumentParser:
+    """The options every command takes; without MEMORY_FILES, --debug alone (the notes commands)."""
     common = argparse.ArgumentParser(add_help=False)
-    group = common.add_argument_group("memory files")
+    group = common.add_argument_group("memory files" if memory_files else "options")
+    group.add_argument("--debug", action="store_true",
+                       help="trace on stderr how memory is found and loaded" if memory_files
+                       else "on an unexpected error, print the full traceback")
+    if not memory_files:
+        return common
     group.add_argument("--filename", action="append", metavar="NAME", default=None,
                        help="a memory file name; repeat for several, in load order (the first is "
-                            "written to). Default: $MEMORY_LENS_FILENAMES (comma-separated), else GEMINI.md")
+                            "written to). Default: $MEMORY_LENS_FILENAMES (comma-separated), else "
+                            "context.fileName of Gemini CLI's settings.json (.gemini/settings.json of the "
+                            "working directory, then ~/.gemini/settings.json), else GEMINI.md")
     group.add_argument("--global-dir", metavar="DIR", default=None,
                        help="the global memory directory. Default: $MEMORY_LENS_GLOBAL_DIR, else ~/.gemini")
     group.add_argument("--max-file-size", type=_positive_int, default=None, metavar="BYTES",
                        help="a memory file bigger than this is reported too-large and never read whole "
                             "(not checked or edited; show streams it). Default: $MEMORY_LENS_MAX_FILE_SIZE, "
                             "else 16777216 (16 MiB)")
-    group.add_argument("--debug", action="store_true",
-                       help="trace on stderr how memory is found and loaded")
     return common
 
 
@@ -146,8 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_follow_outside_links(p)
 
     p = sub.add_parser("check", parents=[common], help="check memory files for problems",
-                       description="Check memory files: unreadable (error), duplicate (warning), "
-                                   "redundant (information), over-budget (warning). A FILE is checked "
+                       description="Check memory files. Finding codes (severity): "
+                                   + ", ".join(f"{code} ({sev.value})" for code, sev in SEVERITY_OF.items())
+                                   + "; docs/cli.md#check says what each means. A FILE is checked "
                                    "against the more general files of its chain; a DIR checks its chain and "
                                    "every memory file under it (.gitignore and .geminiignore honoured), as the "
                                    "language server does; no PATH checks the project of the current directory.")
@@ -176,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from memory_lens.cli_notes import add_mcp_parser, add_notes_parser
 
-    add_notes_parser(sub, common, _Parser)
+    add_notes_parser(sub, _common(memory_files=False), _Parser)
     add_mcp_parser(sub, common)
     return parser
 
@@ -264,41 +271,34 @@ def cmd_show(args: argparse.Namespace) -> int:
                           file=Path(os.path.abspath(args.path)) if read else None)
     else:
         view = agent_view(args.agent, _target(args.path), settings)
-    if view.memory is None:
-        return _show_view(view, args)
-    memory = view.memory
     if args.debug:
-        for line in memory.trace:
-            print(f"{PROG}: debug: {line}", file=sys.stderr)
-    streamed = args.format != "json" and has_too_large(memory, settings)
+        prefix = "" if view.memory is not None else f"{view.agent}: "
+        for line in view.trace:
+            print(f"{PROG}: debug: {prefix}{line}", file=sys.stderr)
+    if args.format == "json":  # the warnings are in the document; stderr stays quiet
+        sys.stdout.write(json.dumps(view.to_json(), ensure_ascii=False, indent=2) + "\n")
+        return EXIT_OK
+    if view.memory is None:
+        return _show_view(view)
+    memory = view.memory
+    streamed = has_too_large(memory, settings)
     for warning in show_warnings(memory, settings) if streamed else memory.warnings:
         _warn(warning)
     if streamed:  # a file over the size limit: streamed, never held in memory
         write_effective(memory, settings, sys.stdout, annotated=args.format == "annotated")
         return EXIT_OK
-    if args.format == "json":
-        out = json.dumps(memory.to_json(), ensure_ascii=False, indent=2)
-    elif args.format == "annotated":
-        out = memory.annotated()
-    else:
-        out = memory.text
+    out = memory.annotated() if args.format == "annotated" else memory.text
     if out:
         sys.stdout.write(out + "\n")
-    if not memory.text and args.format != "json":
+    if not memory.text:
         _info(_no_memory(memory, settings))
     return EXIT_OK
 
 
-def _show_view(view: AgentView, args: argparse.Namespace) -> int:
-    """`show --agent claude|codex|wave`: the text on stdout; cuts and skips on stderr."""
-    if args.debug:
-        for line in view.trace:
-            print(f"{PROG}: debug: {view.agent}: {line}", file=sys.stderr)
+def _show_view(view: AgentView) -> int:
+    """`show --agent claude|codex|wave` as text: the text on stdout; cuts and skips on stderr."""
     for warning in view.warnings:
         _warn(warning)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(view.to_json(), ensure_ascii=False, indent=2) + "\n")
-        return EXIT_OK
     if view.text:
         sys.stdout.write(view.text + "\n")
     else:
@@ -446,6 +446,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     debug = False
     try:
+        if not (sys.argv[1:] if argv is None else argv):  # nothing asked: what there is to ask
+            parser.print_help()
+            return EXIT_OK
         args = parse_command_line(parser, argv)
         debug = bool(getattr(args, "debug", False))
         return COMMANDS[args.command](args)

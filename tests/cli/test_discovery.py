@@ -113,7 +113,7 @@ def test_global_dir_override_show(alt_global: Workspace, how: str) -> None:
     shown = ws.json("show", *args, cwd=ws.path("p"), env=env)
     assert shown["text"] == "- alt global entry\n\n- project entry"
     assert shown["sources"][0] == {"path": str(ws.path("alt/GEMINI.md")), "scope": "global",
-                                   "readable": True, "bytes": 19, "tokens": 5, "imports": []}
+                                   "readable": True, "bytes": 19, "tokens": 5, "reason": "", "imports": []}
 
 
 @pytest.mark.parametrize("how", ["flag", "env"])
@@ -415,4 +415,4 @@ def test_empty_file_is_listed_but_adds_nothing(ws: Workspace) -> None:
     shown = ws.json("show", cwd=ws.path("p/a"))
     assert shown["text"] == "A"
     assert shown["sources"][0] == {"path": str(ws.path("p/GEMINI.md")), "scope": "project",
-                                   "readable": True, "bytes": 4, "tokens": 0, "imports": []}
+                                   "readable": True, "bytes": 4, "tokens": 0, "reason": "", "imports": []}

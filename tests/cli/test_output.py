@@ -34,20 +34,24 @@ def test_show_json(sample: Workspace) -> None:
     result = ws.ok("show", "--format", "json", cwd=ws.path("p/empty/leaf"))
     shown = json.loads(result.stdout)
     assert shown == {
+        "agent": "gemini",
         "text": "Global rules\n\n# Project\r\n\r\n- Use pnpm\n\nÜnïcödé 漢字",
         "project_root": str(ws.path("p")),
+        "target_dir": str(ws.path("p/empty/leaf")),
+        "tokens": shown["tokens"],
         "sources": [
             {"path": str(ws.global_dir / "GEMINI.md"), "scope": "global", "readable": True, "bytes": 19,
-             "tokens": 3, "imports": []},
+             "tokens": 3, "reason": "", "imports": []},
             {"path": str(ws.path("p/GEMINI.md")), "scope": "project", "readable": True, "bytes": 25,
-             "tokens": 6, "imports": []},
+             "tokens": 6, "reason": "", "imports": []},
             {"path": str(ws.path("p/empty/GEMINI.md")), "scope": "project", "readable": True, "bytes": 2,
-             "tokens": 0, "imports": []},
+             "tokens": 0, "reason": "", "imports": []},
             {"path": str(ws.path("p/empty/leaf/GEMINI.md")), "scope": "project", "readable": True,
-             "bytes": len("Ünïcödé 漢字".encode()), "tokens": 3, "imports": []},
+             "bytes": len("Ünïcödé 漢字".encode()), "tokens": 3, "reason": "", "imports": []},
         ],
+        "warnings": [],
     }
-    assert list(shown) == ["text", "project_root", "sources"]
+    assert list(shown) == ["agent", "text", "project_root", "target_dir", "tokens", "sources", "warnings"]
     assert result.stderr == ""
 
 
@@ -71,9 +75,9 @@ def test_show_with_nothing_prints_nothing(ws: Workspace) -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [[], ["frobnicate"], ["show", "--format", "xml"], ["add"], ["add", "x", "--scope", "all"],
+    [["frobnicate"], ["show", "--format", "xml"], ["add"], ["add", "x", "--scope", "all"],
      ["list", "--scope", "everything"], ["show", "--no-such-flag"], ["check", "--budget"]],
-    ids=["no-command", "unknown-command", "bad-format", "add-without-text", "add-bad-scope",
+    ids=["unknown-command", "bad-format", "add-without-text", "add-bad-scope",
          "list-bad-scope", "unknown-flag", "missing-value"],
 )
 def test_usage_errors_exit_2(ws: Workspace, args: list[str]) -> None:

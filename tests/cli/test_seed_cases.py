@@ -37,7 +37,8 @@ def test_1_1_no_global_file_gives_empty_output(ws: Workspace) -> None:
     ws.mkdir("home/.gemini")
     result = ws.ok("show")
     assert_no_memory(result)
-    assert ws.json("show") == {"text": "", "project_root": None, "sources": []}
+    assert ws.json("show") == {"agent": "gemini", "text": "", "project_root": None, "target_dir": str(ws.home),
+                               "tokens": 0, "sources": [], "warnings": []}
 
 
 def test_1_1_no_global_directory_gives_empty_output(ws: Workspace) -> None:
@@ -110,7 +111,8 @@ def test_1_3_missing_and_unreadable_files_give_nothing(ws: Workspace) -> None:
     assert [(s["path"], s["readable"]) for s in shown["sources"]] == [
         (str(ws.path("p/GEMINI.md")), True),
         (str(ws.path("p/nonexistent/unreadable/GEMINI.md")), False)]
-    assert "unreadable/GEMINI.md" in result.stderr and "nonexistent/GEMINI.md" not in result.stderr
+    (warning,) = shown["warnings"]
+    assert "unreadable/GEMINI.md" in warning and result.stderr == ""
 
 
 # Step 2.1: concatenation ------------------------------------------------------------------

@@ -117,7 +117,10 @@ def test_show_json_leaves_a_too_large_file_out_and_says_why(proj: Workspace) -> 
     data = json.loads(result.stdout)
     assert "- x" not in data["text"]
     assert [s["readable"] for s in data["sources"]] == [True, False]
-    assert "skipped: is too large (300 bytes, over the 100-byte limit)" in result.stderr
+    assert result.stderr == ""
+    (warning,) = data["warnings"]
+    assert "skipped: is too large (300 bytes, over the 100-byte limit)" in warning
+    assert "is too large (300 bytes" in data["sources"][1]["reason"]
 
 
 @pytest.mark.parametrize("command", [["check"], ["add", "Use tabs"], ["show"]])

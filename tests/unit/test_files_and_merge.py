@@ -231,16 +231,14 @@ def test_memory_json_and_annotated(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     (project / "a").mkdir()
     (project / "a" / "GEMINI.md").write_text("A\n")
     memory = load_memory(project / "a", Settings(global_dir=base / "g"))
-    assert memory.to_json() == {
-        "text": "Global\n\nA",
-        "project_root": str(project),
-        "sources": [
-            {"path": str(base / "g" / "GEMINI.md"), "scope": "global", "readable": True, "bytes": 10, "tokens": 2, "imports": []},
-            {"path": str(project / "GEMINI.md"), "scope": "project", "readable": True, "bytes": 4, "tokens": 0, "imports": []},
-            {"path": str(project / "a" / "GEMINI.md"), "scope": "project", "readable": True, "bytes": 2,
-             "tokens": 1, "imports": []},
-        ],
-    }
+    assert [s.to_json() for s in memory.sources] == [
+        {"path": str(base / "g" / "GEMINI.md"), "scope": "global", "readable": True, "bytes": 10, "tokens": 2,
+         "reason": "", "imports": []},
+        {"path": str(project / "GEMINI.md"), "scope": "project", "readable": True, "bytes": 4, "tokens": 0,
+         "reason": "", "imports": []},
+        {"path": str(project / "a" / "GEMINI.md"), "scope": "project", "readable": True, "bytes": 2,
+         "tokens": 1, "reason": "", "imports": []},
+    ]
     g, a = base / "g" / "GEMINI.md", project / "a" / "GEMINI.md"
     assert memory.annotated() == (f"--- Context from: {g} ---\nGlobal\n--- End of Context from: {g} ---\n\n"
                                   f"--- Context from: {a} ---\nA\n--- End of Context from: {a} ---")
@@ -250,4 +248,3 @@ def test_memory_json_and_annotated(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_empty_memory() -> None:
     memory = merge_plan(_plan(("/nothing/GEMINI.md", Scope.GLOBAL)), _reader({}))
     assert (memory.text, memory.sources, memory.annotated(), memory.warnings) == ("", (), "", [])
-    assert memory.to_json() == {"text": "", "project_root": None, "sources": []}

@@ -69,6 +69,7 @@ class Source:
             "readable": self.readable,
             "bytes": self.bytes,
             "tokens": self.tokens,
+            "reason": self.reason,
             "imports": [node.to_json() for node in self.imports],
         }
 
@@ -97,13 +98,6 @@ class Memory:
     @property
     def size_bytes(self) -> int:
         return utf8_size(self.text)
-
-    def to_json(self) -> dict:
-        return {
-            "text": self.text,
-            "project_root": None if self.project_root is None else str(self.project_root),
-            "sources": [s.to_json() for s in self.sources],
-        }
 
     def annotated(self) -> str:
         """Gemini CLI's annotated form: each usable, non-empty source in labelled blocks."""

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, agent_view, check_agent
+from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, agent_view, check_agent, gemini
 from memory_lens.core.discovery import ChainPlan, Candidate, Scope, document_target
-from memory_lens.core.merge import Memory, estimate_tokens, merge_plan
+from memory_lens.core.merge import Memory, merge_plan
 from memory_lens.lsp.convert import json_values, path_to_uri, text_document_uri, uri_to_path
 from memory_lens.lsp.protocol import EFFECTIVE_REQUEST
 
@@ -62,25 +62,23 @@ def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False,
     return with_dirty_flags(ls, [(s.path, s.text) for s in memory.sources], result)
 
 
+_CAMEL = {"project_root": "projectRoot", "target_dir": "targetDir"}
+
+
+def view_result(view: AgentView, directory: Path | None) -> dict[str, Any]:
+    """VIEW's one JSON (`AgentView.to_json`, what `memory-lens show --format json` prints) in the
+    protocol's camelCase, each source with its `uri` and `dirty` False; `targetDir` null when the
+    document has no directory."""
+    data = {_CAMEL.get(key, key): value for key, value in view.to_json().items()}
+    if directory is None:
+        data["targetDir"] = None
+    data["sources"] = [{"uri": path_to_uri(Path(s["path"])), **s, "dirty": False} for s in data["sources"]]
+    return data
+
+
 def gemini_result(memory: Memory, directory: Path | None) -> dict[str, Any]:
     """The memory/effective answer for MEMORY, every `dirty` flag False."""
-    return {
-        "text": memory.text,
-        "projectRoot": None if memory.project_root is None else str(memory.project_root),
-        "targetDir": None if directory is None else str(memory.target_dir),
-        "tokens": memory.tokens,
-        "sources": [{
-            "uri": path_to_uri(s.path),
-            "path": str(s.path),
-            "scope": s.scope.value,
-            "readable": s.readable,
-            "bytes": s.bytes,
-            "tokens": s.tokens,
-            "dirty": False,
-            "reason": s.reason,
-            "imports": [node.to_json() for node in s.imports],
-        } for s in memory.sources],
-    }
+    return view_result(gemini.view_of(memory), directory)
 
 
 def with_dirty_flags(ls: MemoryLensServer, texts: Iterable[tuple[Path, str]], result: dict[str, Any]) -> dict[str, Any]:
@@ -96,23 +94,14 @@ def with_dirty_flags(ls: MemoryLensServer, texts: Iterable[tuple[Path, str]], re
 
 
 def agent_result(ls: MemoryLensServer, view: AgentView, directory: Path | None) -> dict[str, Any]:
-    """memory/effective for claude, codex or wave: the view as `show --agent --format json` gives it,
-    camelCase, with URIs and the `dirty` flag. Non-file URIs are taken as the home directory."""
+    """memory/effective for claude, codex or wave, with the `dirty` flags. Non-file URIs are taken
+    as the home directory."""
+    result = view_result(view, directory)
     docs = ls.open_memory_docs()
-    sources = []
-    for s in view.sources:
-        doc = docs.get(s.path)
-        sources.append({"uri": path_to_uri(s.path), **s.to_json(),
-                        "dirty": doc is not None and doc.text != ls.store.read(s.path).text})
-    return {
-        "agent": view.agent,
-        "text": view.text,
-        "projectRoot": None if view.project_root is None else str(view.project_root),
-        "targetDir": None if directory is None else str(view.target_dir),
-        "tokens": estimate_tokens(view.text),
-        "sources": sources,
-        "warnings": list(view.warnings),
-    }
+    for source in result["sources"]:
+        doc = docs.get(Path(source["path"]))
+        source["dirty"] = doc is not None and doc.text != ls.store.read(Path(source["path"])).text
+    return result
 
 
 def claude_result(ls: MemoryLensServer, uri: str) -> dict[str, Any]:

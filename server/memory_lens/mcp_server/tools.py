@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from urllib.parse import unquote, urlparse
 
 from memory_lens.core import paging
+from memory_lens.core.agents import gemini
 from memory_lens.core.discovery import Scope, TargetError, find_project_root, resolve_target
 from memory_lens.core.edit import EntryTextError, plan_add
 from memory_lens.core.entries import (
@@ -277,8 +278,8 @@ def remove_memory_entry(ctx: ToolContext, text: str, scope: str | None = None) -
 
 def effective_memory(ctx: ToolContext, path: str | None = None, agent: str | None = None,
                      roots: Sequence[Path] | None = None) -> dict[str, Any]:
-    """What `memory-lens show --format json` prints for PATH, less what the client may not see
-    (ROOTS: its roots; see `client_area`). AGENT picks whose loading rules to follow; Memory Lens
-    knows Gemini CLI's (other agents' rules, when the core learns them, are passed through here)."""
+    """What `memory-lens show --format json` prints for PATH (`AgentView.to_json`), less what the
+    client may not see (ROOTS: its roots; see `client_area`), plus what was withheld. AGENT: Gemini
+    CLI's rules, the only ones read through the client's area."""
     memory, withheld = _read_memory(ctx, path, roots)
-    return {**memory.to_json(), "warnings": list(memory.warnings), "withheld": withheld}
+    return {**gemini.view_of(memory).to_json(), "withheld": withheld}

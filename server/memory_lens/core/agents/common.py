@@ -12,7 +12,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory_lens.core.merge import Memory
+from memory_lens.core.merge import Memory, estimate_tokens
 
 # Rust's `char::is_whitespace` (Unicode White_Space), what `str::trim` strips: Python's `strip()`
 # also strips U+001C-U+001F, Rust does not.
@@ -70,11 +70,17 @@ class AgentView:
     memory: Memory | None = field(default=None, compare=False)
 
     def to_json(self) -> dict:
+        """The one JSON of an effective view: `show --format json`, MCP's `effective_memory`, and
+        the language server's `memory/effective` (in camelCase, with URIs: lsp/effective.py).
+        Gemini's sources are its chain's (`Source.to_json`), the other agents' their own."""
+        sources = self.memory.sources if self.memory is not None else self.sources
         return {
             "agent": self.agent,
             "text": self.text,
             "project_root": None if self.project_root is None else str(self.project_root),
-            "sources": [s.to_json() for s in self.sources],
+            "target_dir": str(self.target_dir),
+            "tokens": estimate_tokens(self.text),
+            "sources": [s.to_json() for s in sources],
             "warnings": list(self.warnings),
         }
 
