@@ -20,9 +20,9 @@ from memory_lens.startup import collector_paused
 with collector_paused():  # the imports below allocate only long-lived objects (memory_lens/startup.py)
     from memory_lens import __version__
     from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, UnknownAgentError, agent_view
-    from memory_lens.core.agents.budget import agent_files, check_agents, parse_agents
+    from memory_lens.core.agents.budget import check_targets, parse_agents, readers
     from memory_lens.core.agents.wave import save_bullet
-    from memory_lens.core.checks import SEVERITY_OF, Severity, check_targets
+    from memory_lens.core.checks import SEVERITY_OF, Severity
     from memory_lens.core.discovery import Scope, TargetError, resolve_target
     from memory_lens.core.edit import EntryTextError
     from memory_lens.core.entries import (
@@ -333,10 +333,22 @@ def cmd_add(args: argparse.Namespace) -> int:
         raise Failure(str(err)) from None
     where = f"{result.scope.value} memory {result.path}:{result.line + 1}"
     if result.added:
-        _info(f"saved to {where}" + (" (file created)" if result.created else ""))
+        _info(f"saved to {where}" + (" (file created)" if result.created else "") + _also_loaded_by(result.path, args.agent, settings))
     else:
         _info(f"already in {where}; nothing written")
     return EXIT_OK
+
+
+AGENT_TITLES = {"gemini": "Gemini CLI", "codex": "Codex", "claude": "Claude Code", "wave": "Wave"}
+
+
+def _also_loaded_by(path: Path, agent: str, settings: Settings) -> str:
+    """For a save as AGENT, the other agents that load the same file (Wave's AGENTS.md is
+    Codex's and, without a CLAUDE.md next to it, Claude Code's)."""
+    who = readers(path, [a for a in AGENTS if a != agent], settings) if path.is_file() else ()
+    if not who:
+        return ""
+    return f"; {' and '.join(AGENT_TITLES[a] for a in who)} {'load' if len(who) > 1 else 'loads'} this file too"
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -378,17 +390,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError(f"{PROG}: error: --agent: {err}") from None
     bar = terminal_progress(sys.stderr)  # drawn only on a terminal
     try:
-        report = check_targets(args.paths, settings, bar)
-        files = agent_files(args.paths, settings, report.project_root)
+        report = check_targets(args.paths, settings, agents, bar)
     except TargetError as err:
         raise Failure(str(err)) from None
     finally:
         if bar is not None:
             bar.close()
-    enabled, by_agent = check_agents(files, settings, agents)
-    seen = {(f.path, f.line, f.code, f.message) for f in report.findings}
-    findings = report.findings + [f for f in by_agent if (f.path, f.line, f.code, f.message) not in seen]
-    checked_files = list(dict.fromkeys([*report.files, *files]))
+    findings, enabled, checked_files = report.findings, report.agents, report.files
     if args.format == "json":
         sys.stdout.write(json.dumps([f.to_json() for f in findings], ensure_ascii=False, indent=2) + "\n")
     else:

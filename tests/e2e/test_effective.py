@@ -15,7 +15,7 @@ from .conftest import Starter
 from .harness import EFFECTIVE, INVALID_PARAMS, FEATURE_CLIENTS, Session, Workspace, uri_of
 
 pytestmark = pytest.mark.clients(*FEATURE_CLIENTS)
-SOURCE_KEYS = ("path", "scope", "readable", "bytes", "tokens", "imports")
+SOURCE_KEYS = ("path", "scope", "readable", "bytes", "tokens", "reason", "imports")
 
 
 @pytest.fixture(scope="module")

@@ -282,7 +282,7 @@ async def test_entries_remove_and_effective_memory(ws: Workspace, proj: Path) ->
 
         effective = await call(client, "effective_memory", path="src/app")
         shown = ws.json("show", str(proj / "src" / "app"))
-        assert {k: v for k, v in effective.items() if k not in ("warnings", "withheld")} == shown
+        assert {k: v for k, v in effective.items() if k != "withheld"} == shown
         assert await call(client, "effective_memory", path="src/app", agent="gemini") == effective
         assert "agent: Input should be 'gemini'" in await fails(client, "effective_memory", agent="codex")
         assert "no such file or directory" in await fails(client, "effective_memory", path="nowhere")

@@ -13,9 +13,9 @@ from memory_lens.core.checks import (
     check_content,
     check_entries,
     check_file,
-    check_targets,
     index_entries,
 )
+from memory_lens.core.agents.budget import check_targets
 from memory_lens.core.discovery import Scope, TargetError
 from memory_lens.core.merge import Source
 from memory_lens.core.settings import Settings

@@ -8,7 +8,7 @@ import logging
 import os
 from pathlib import Path
 
-from memory_lens.core.checks import check_targets
+from memory_lens.core.agents.budget import check_targets
 from memory_lens.core.settings import Settings
 from memory_lens.terminal_progress import ERASE, TerminalProgress
 
@@ -35,14 +35,13 @@ def test_a_tree_check_reports_the_walk_then_every_file(tmp_path: Path) -> None:
         (project / f"d{i}").mkdir()
         (project / f"d{i}" / "GEMINI.md").write_text(f"- rule {i}\n- rule {i}\n")
     recorder = Recorder()
-    report = check_targets([project], Settings(global_dir=base / "g"), recorder)
+    report = check_targets([project], Settings(global_dir=base / "g"), progress=recorder)
     assert len(report.files) == 7
-    assert recorder.events == [("scanning", project), ("checked", 2, 7),  # the chain of the root first
-                               *[("checked", n, 7) for n in range(3, 8)]]
+    assert recorder.events == [("scanning", project), *[("checked", n, 7) for n in range(1, 8)]]
     assert [f.code for f in report.findings] == ["duplicate"] * 5
 
     single = Recorder()  # one file: no walk, nothing to report
-    check_targets([project / "d0" / "GEMINI.md"], Settings(global_dir=base / "g"), single)
+    check_targets([project / "d0" / "GEMINI.md"], Settings(global_dir=base / "g"), progress=single)
     assert single.events == []
 
 

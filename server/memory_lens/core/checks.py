@@ -257,6 +257,18 @@ def budget_finding(path: Path, size: int, tokens: int, settings: Settings) -> Fi
 Indexer = Callable[[Path, str], FileEntries]
 
 
+@dataclass(frozen=True)
+class Rules:
+    """Which agent-specific checks a file gets, from the agents that load it: the `import-*` codes
+    of the imports they follow, and Gemini's budget of merged memory."""
+
+    imports: frozenset[str]
+    budget: bool
+
+
+GEMINI_RULES = Rules(frozenset(IMPORT_CODES), True)
+
+
 def import_findings(path: Path, text: str, imports: Sequence[ImportNode]) -> list[Finding]:
     """The `@path` imports of memory file PATH (with TEXT; IMPORTS its mentions) that Gemini CLI
     cannot follow, each on the line of the file's own mention (a failure nested below an import is
@@ -282,6 +294,7 @@ def check_content(
     indexer: Indexer = index_entries,
     grouped: bool = False,
     real: Path | None = None,
+    rules: Rules | None = None,
 ) -> list[Finding]:
     """Findings for memory file PATH with TEXT, loaded after the GENERAL sources of its chain.
     REAL: PATH's real path, when the caller knows it.
@@ -289,19 +302,22 @@ def check_content(
     INDEXER parses a file's entries; the language server passes a cached one. TEXT over the
     size limit (an open buffer) is not parsed: it gets a too-large finding alone. GROUPED: one
     duplicate finding per repeated entry (the language server), not one per copy (`check`).
+    RULES: what the agents that load the file do with it (default: Gemini CLI's).
     """
     if len(text) > settings.max_file_bytes or utf8_size(text) > settings.max_file_bytes:
         return [too_large_finding(path, utf8_size(text), settings.max_file_bytes)]
+    rules = rules or GEMINI_RULES
     usable = [s for s in general if s.readable]
     own = indexer(path, text)
     others = [indexer(s.path, s.text) for s in usable]
+    findings = check_entries(own, others, grouped)
     # What the agent gets from this file, in the configured import format (flat has no depth limit).
     expansion = expand_imports(text, path, markers=settings.boundary_markers, import_format=settings.import_format)
-    findings = (import_findings(path, text, expansion.imports)
+    findings = ([f for f in import_findings(path, text, expansion.imports) if f.code in rules.imports]
                 + link_outside_findings(path, text, expansion.imports, settings, real)
-                + check_entries(own, others, grouped))
+                + findings)
     size, tokens = merged_size([*(s.content for s in usable), expansion.text])
-    over = budget_finding(path, size, tokens, settings)
+    over = budget_finding(path, size, tokens, settings) if rules.budget else None
     return ([over] if over else []) + findings
 
 
@@ -320,31 +336,23 @@ def sources_before(sources: Sequence[Source], real: Path) -> list[Source]:
     return list(sources)
 
 
-def check_file(path: Path, settings: Settings) -> list[Finding]:
-    """Check memory file PATH against the more general files of its directory's chain."""
+def check_file(path: Path, settings: Settings, chain: Callable[[], Sequence[Source]] | None = None,
+               rules: Rules | None = None) -> list[Finding]:
+    """Check memory file PATH against the more general files of its directory's chain: Gemini's,
+    or what CHAIN gives (another agent's), with that agent's RULES."""
     got = read_memory_file(path, settings.max_file_bytes)
     if got.status is FileStatus.MISSING:
         raise TargetError(f"{path}: no such file or directory; give an existing memory file or directory")
     if not got.loadable:
         return [unusable_finding(path, got.reason, got.size if got.too_large else 0, settings)]
     bad = [encoding_finding(path, got.encoding)] if got.encoding else []
-    # Its own directory: where a link is, not where it points (as `memory-lens show FILE`).
-    memory = load_memory(resolve_target(Path(os.path.abspath(path)).parent), settings)
-    general = general_sources(memory, Path(os.path.realpath(path)))
-    return bad + check_content(path, got.text, general, settings, real=got.real_path)
-
-
-def check_memory(memory: Memory, settings: Settings) -> list[Finding]:
-    """Check every file of MEMORY's chain against the more general files before it."""
-    findings: list[Finding] = []
-    for i, src in enumerate(memory.sources):
-        if not src.readable:
-            findings.append(unusable_finding(src.path, src.reason, src.bytes, settings))
-            continue
-        if src.encoding is not None:
-            findings.append(encoding_finding(src.path, src.encoding))
-        findings.extend(check_content(src.path, src.text, memory.sources[:i], settings, real=src.real_path))
-    return findings
+    if chain is None:
+        # Its own directory: where a link is, not where it points (as `memory-lens show FILE`).
+        memory = load_memory(resolve_target(Path(os.path.abspath(path)).parent), settings)
+        general = general_sources(memory, Path(os.path.realpath(path)))
+    else:
+        general = list(chain())
+    return bad + check_content(path, got.text, general, settings, real=got.real_path, rules=rules)
 
 
 @dataclass(frozen=True)
@@ -354,6 +362,7 @@ class CheckReport:
     findings: list[Finding]
     files: list[Path]
     project_root: Path | None = None  # the project `check` without a PATH checked, if any
+    agents: tuple[str, ...] = ("gemini",)  # the agents checked
 
 
 class CheckProgress(Protocol):
@@ -364,67 +373,3 @@ class CheckProgress(Protocol):
 
     def checked(self, done: int, total: int) -> None:
         """DONE of the TOTAL memory files to check have been checked."""
-
-
-def check_tree(directory: Path, settings: Settings,
-               progress: CheckProgress | None = None) -> tuple[list[Finding], list[Path]]:
-    """Check DIRECTORY's chain and every memory file under it, each against the more general
-    files of its own chain. The files under it are those the language server finds: the same
-    scan (`find_memory_files`), which prunes what .gitignore, .git/info/exclude and .geminiignore
-    exclude. PROGRESS, when given, is told of the walk and of each file checked."""
-    from memory_lens.core.scan import find_memory_files  # only `check DIR` walks a tree
-
-    if progress is not None:
-        progress.scanning(directory)
-    memory = load_memory(directory, settings)
-    findings = check_memory(memory, settings)
-    files = [s.path for s in memory.sources]
-    done = set(files)
-    under = [p for p in find_memory_files(directory, settings.filenames) if p not in done]
-    total = len(files) + len(under)
-    if progress is not None:
-        progress.checked(len(files), total)
-    for count, path in enumerate(under, start=len(files) + 1):
-        try:
-            findings.extend(check_file(path, settings))
-        except TargetError:  # removed since the scan found it
-            continue
-        finally:
-            if progress is not None:
-                progress.checked(count, total)
-        files.append(path)
-    return findings, files
-
-
-def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings,
-                  progress: CheckProgress | None = None) -> CheckReport:
-    """Check each PATH: a memory file against the more general files of its chain; a directory:
-    its chain and every memory file under it (`check_tree`, told of PROGRESS). Without PATHs:
-    the project of the current directory (its root as a directory), or outside any project the
-    current directory's chain. Each finding and each file is reported once."""
-    findings: list[Finding] = []
-    files: dict[Path, None] = {}  # ordered, each once
-    seen: set[tuple[str, int, str]] = set()
-    project_root = None
-    for raw in paths or [None]:
-        if raw is None:
-            target = resolve_target(None)
-            project_root = find_project_root(target)
-            if project_root is None:
-                memory = load_memory(target, settings)
-                batch, checked = check_memory(memory, settings), [s.path for s in memory.sources]
-            else:
-                batch, checked = check_tree(project_root, settings, progress)
-        else:
-            p = Path(os.path.abspath(os.path.expanduser(os.fspath(raw))))
-            if os.path.isdir(p):
-                batch, checked = check_tree(resolve_target(p), settings, progress)
-            else:
-                batch, checked = check_file(p, settings), [p]
-        files.update(dict.fromkeys(checked))
-        for f in batch:
-            key = (str(f.path), f.line, f.code)
-            if key not in seen:
-                seen.add(key)
-                findings.append(f)
-    return CheckReport(findings, list(files), project_root)

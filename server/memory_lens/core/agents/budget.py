@@ -27,9 +27,21 @@ import os
 from pathlib import Path
 from typing import Collection, Iterable, Mapping, Sequence
 
-from memory_lens.core.agents import AGENTS, UnknownAgentError, check_agent, claude, codex, gemini, wave
+from memory_lens.core.agents import AGENTS, UnknownAgentError, agent_view, check_agent, claude, codex, gemini, wave
 from memory_lens.core.agents.common import AgentView, decode_lossy, read_raw
-from memory_lens.core.checks import NOT_LOADED, OVER_BUDGET, Finding
+from memory_lens.core.checks import (
+    NOT_LOADED,
+    OVER_BUDGET,
+    CheckProgress,
+    CheckReport,
+    Finding,
+    Rules,
+    check_file,
+)
+from memory_lens.core.discovery import Scope, TargetError, find_project_root, resolve_target
+from memory_lens.core.files import read_memory_file
+from memory_lens.core.imports import IMPORT_NOT_FOUND
+from memory_lens.core.merge import Source, load_memory
 from memory_lens.core.settings import Settings
 
 CLAUDE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
@@ -175,39 +187,115 @@ def _claude_findings(path: Path) -> list[Finding]:
                     "large CLAUDE.md hurts performance)", line)]
 
 
-def agent_files(paths: Sequence[str | os.PathLike[str]], settings: Settings, project_root: Path | None,
-                environ: Mapping[str, str] | None = None) -> list[Path]:
-    """The memory files of every agent's names that `check PATHS` covers: a FILE itself; under a
-    DIR (or, without PATHs, the project root PROJECT_ROOT, else the current directory), every
-    file the language server's scan finds by those names."""
-    from memory_lens.core.discovery import resolve_target
+def readers(path: Path, agents: Sequence[str], settings: Settings,
+            environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Those of AGENTS that load memory file PATH by its name (from its own directory)."""
+    name = path.name
+    reads = {gemini.AGENT: name in settings.filenames,
+             codex.AGENT: name in codex_names(environ),
+             claude.AGENT: name in CLAUDE_NAMES or (
+                 name == AGENTS_MD and claude_reads_agents_md(Path(os.path.realpath(path.parent)))),
+             wave.AGENT: name == AGENTS_MD}
+    return tuple(a for a in agents if reads[a])
+
+
+# What each agent does with a file's text beyond its entries: Claude Code follows `@path` imports
+# but skips a missing one (and imports from anywhere), Codex and Wave follow none; the merged-memory
+# budget is Gemini's (the others': `agent_findings`).
+RULES = {claude.AGENT: Rules(frozenset({IMPORT_NOT_FOUND}), False),
+         codex.AGENT: Rules(frozenset(), False), wave.AGENT: Rules(frozenset(), False)}
+
+
+def agent_chain(agent: str, path: Path, settings: Settings,
+                environ: Mapping[str, str] | None = None) -> list[Source]:
+    """The files AGENT loads before memory file PATH when started in PATH's directory, read as
+    sources to check PATH's entries against (all it loads when PATH is not among them)."""
+    view = agent_view(agent, Path(os.path.realpath(path.parent)), settings, environ=environ)
+    real = os.path.realpath(path)
+    before: list[Source] = []
+    for s in view.sources:
+        if os.path.realpath(s.path) == real:
+            break
+        got = read_memory_file(s.path, settings.max_file_bytes) if s.loaded else None
+        if got is not None and got.loadable:
+            before.append(Source(s.path, Scope.PROJECT, True, got.size, 0, text=got.text))
+    return before
+
+
+def file_findings(path: Path, enabled: Sequence[str], settings: Settings,
+                  environ: Mapping[str, str] | None = None) -> list[Finding]:
+    """Every finding of memory file PATH for the ENABLED agents: the checks of its text, as each
+    agent that loads it does (Gemini's rules when Gemini is one of them, or when none is: a file
+    checked by name), then the per-agent budget and shadowing findings."""
+    who = readers(path, enabled, settings, environ)
+    if not who or gemini.AGENT in who:
+        own = check_file(path, settings)
+    else:
+        own = []
+        for agent in who:
+            found = check_file(path, settings, chain=lambda: agent_chain(agent, path, settings, environ),
+                               rules=RULES[agent])
+            own += [f for f in found if f not in own]
+        own.sort(key=lambda f: f.line)
+    return own + (agent_findings(path, enabled, settings, environ) if os.path.isfile(path) else [])
+
+
+def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, agents: Sequence[str] | None = None,
+                  progress: CheckProgress | None = None, environ: Mapping[str, str] | None = None) -> CheckReport:
+    """`memory-lens check PATHS`. A FILE is checked whoever loads it. A directory: its chain and
+    every memory file under it of a name some enabled agent reads (the language server's scan,
+    PROGRESS told of it), each checked as those agents load it. Without PATHs: the project of the
+    current directory (its root as a directory), or outside any project the current directory's
+    chain and own files. AGENTS: as given, else `settings.agents`, else Gemini plus the agents
+    whose files are among those found. Each finding and each file is reported once."""
     from memory_lens.core.scan import find_memory_files  # only a directory walks a tree
 
     names = scan_names(settings, environ)
-    found: dict[Path, None] = {}
+    targets: dict[Path, bool] = {}  # every file found, in order: whether it was named itself
+    project_root = None
     for raw in paths or [None]:
         if raw is None:
-            directory = project_root if project_root is not None else resolve_target(None)
-            if project_root is None:  # outside a project: the current directory's own files
-                found.update(dict.fromkeys(directory / n for n in names if os.path.isfile(directory / n)))
+            directory = resolve_target(None)
+            project_root = find_project_root(directory)
+            if project_root is None:
+                targets.update(dict.fromkeys((s.path for s in load_memory(directory, settings).sources), False))
+                targets.update(dict.fromkeys((directory / n for n in names if os.path.isfile(directory / n)), False))
                 continue
+            directory = project_root
         else:
             p = Path(os.path.abspath(os.path.expanduser(os.fspath(raw))))
             if not os.path.isdir(p):
-                found[p] = None
+                targets[p] = True
                 continue
             directory = resolve_target(p)
-        found.update(dict.fromkeys(find_memory_files(directory, names)))
-    return list(found)
-
-
-def check_agents(files: Sequence[Path], settings: Settings, agents: Sequence[str] | None = None,
-                 environ: Mapping[str, str] | None = None) -> tuple[tuple[str, ...], list[Finding]]:
-    """The agents checked (AGENTS, else the default for FILES) and their findings over FILES."""
-    enabled = tuple(agents or settings.agents or present_agents(files, environ))
-    findings = [f for path in files if os.path.isfile(path)
-                for f in agent_findings(path, enabled, settings, environ)]
-    return enabled, findings
+        if progress is not None:
+            progress.scanning(directory)
+        found = [*(s.path for s in load_memory(directory, settings).sources), *find_memory_files(directory, names)]
+        targets.update((f, targets.get(f, False)) for f in found)
+    enabled = tuple(agents or settings.agents or present_agents(targets, environ))
+    findings: list[Finding] = []
+    checked: list[Path] = []
+    seen: set[tuple[str, int, str, str]] = set()
+    for done, (path, named) in enumerate(targets.items(), start=1):
+        batch: list[Finding] | None = None
+        if named or readers(path, enabled, settings, environ):
+            try:
+                batch = file_findings(path, enabled, settings, environ)
+            except TargetError:
+                if named:
+                    raise  # else removed since the scan found it
+        elif os.path.isfile(path):  # no enabled agent loads it: whether one should (not-loaded)
+            batch = agent_findings(path, enabled, settings, environ) or None
+        if batch is not None:
+            checked.append(path)
+            for f in batch:
+                key = (str(f.path), f.line, f.code, f.message)
+                if key not in seen:
+                    seen.add(key)
+                    findings.append(f)
+        if progress is not None and not named:
+            progress.checked(done, len(targets))
+    return CheckReport(findings, checked, project_root, enabled)
 
 
 def chain_agents(path: Path, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
