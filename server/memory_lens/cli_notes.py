@@ -43,8 +43,9 @@ def notes_options() -> argparse.ArgumentParser:
     group.add_argument("--dir", metavar="PATH", default=None,
                        help="a file or directory of the project whose notes to use (default: the current directory)")
     group.add_argument("--layout", choices=["memory-lens", "aicoder"], default=None,
-                       help="memory-lens: .memory-lens/notes and the user config dir (default); aicoder: "
-                            ".aicoder/memory and ~/.config/aicoder/memory, with index.json. "
+                       help="memory-lens: .memory-lens/notes and the user config dir (default); aicoder: the "
+                            "directories of AI Coder, a terminal coding agent: .aicoder/memory and "
+                            "~/.config/aicoder/memory, with index.json. "
                             "Default: $MEMORY_LENS_NOTES_LAYOUT, else memory-lens")
     group.add_argument("--notes-dir", metavar="DIR", default=None,
                        help="the global notes directory (default: $MEMORY_LENS_NOTES_DIR, else the layout's)")
