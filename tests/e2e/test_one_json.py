@@ -22,7 +22,7 @@ SEVERITY = {"error": 1, "warning": 2, "information": 3, "hint": 4}
 
 
 def _tree(ws: Workspace) -> None:
-    ws.write("work/proj/GEMINI.md", "- Use pnpm\n- Use pnpm\n@./missing.md\n")
+    ws.write("work/proj/GEMINI.md", "- Keep a changelog\n- Keep a changelog\n@./missing.md\n")
     ws.write("work/proj/AGENTS.md", "- Run the tests first\n")
     ws.write("work/proj/CLAUDE.md", "# Claude\n@AGENTS.md\n")
     ws.write("work/proj/pkg/sub/GEMINI.md", "- pkg rule\n")
@@ -57,4 +57,5 @@ async def test_effective_view_and_findings_are_one_json(ws: Workspace, start: St
     diagnostics = await lsp.wait_diagnostics(memory_file, lambda d: len(d) == len(findings))
     assert [{"path": str(memory_file), "line": d.range.start.line + 1, "column": d.range.start.character + 1,
              "severity": next(k for k, v in SEVERITY.items() if v == d.severity), "code": d.code,
-             "message": d.message} for d in sorted(diagnostics, key=lambda d: d.range.start.line)] == findings
+             "message": d.message} for d in sorted(diagnostics, key=lambda d: d.range.start.line)] == \
+        sorted(findings, key=lambda f: f["line"])
