@@ -26,6 +26,7 @@ def _tree(ws: Workspace) -> None:
     ws.write("work/proj/AGENTS.md", "- Run the tests first\n")
     ws.write("work/proj/CLAUDE.md", "# Claude\n@AGENTS.md\n")
     ws.write("work/proj/pkg/sub/GEMINI.md", "- pkg rule\n")
+    ws.write("work/proj/pkg/sub/deeper/mod.py", "VALUE = 1\n")
     ws.symlink("work/proj/pkg/sub/deeper/GEMINI.md", "gone.md")  # a dangling link: skipped, a warning
 
 
@@ -43,6 +44,8 @@ async def test_effective_view_and_findings_are_one_json(ws: Workspace, start: St
             result = await mcp.call_tool("effective_memory", {"path": "pkg/sub/deeper", "agent": agent})
             assert not result.is_error, result.content
             assert result.structured_content == cli == json.loads(result.content[0].text), agent
+            if agent == "claude":  # the editor starts Claude Code in the workspace folder, reading the document
+                cli = await ws.cli_json("show", str(target / "mod.py"), "--agent", agent, "--start", str(ws.proj))
             from_lsp = await lsp.effective(target / "mod.py", agent=agent)
             assert from_lsp == {**{CAMEL.get(k, k): v for k, v in cli.items()},
                                 "sources": [{"uri": uri_of(s["path"]), **s, "dirty": False}
