@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Run the whole Memory Lens test suite from a fresh clone: set up, add the test tools, install
 # the editors the tests drive, run the Python suite (core, CLI, LSP end-to-end, Neovim and Emacs
-# sessions), the fast layer again on every other Python from 3.10 to 3.13 (one venv each,
-# .venv-py3XX), then the VS Code client's checks and its end-to-end test in a real VS Code
-# (code-server + Chromium).
+# sessions), the writer's tests and races again with the Linux-only calls off, the fast layer
+# again on every other Python from 3.10 to 3.13 (one venv each, .venv-py3XX), then the VS Code
+# client's checks and its end-to-end test in a real VS Code (code-server + Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -16,6 +16,10 @@ echo "== Malformed LSP traffic (10,000 messages, fixed seed; ~15 s)" >&2
 .venv/bin/python tests/fuzz/lsp_traffic.py
 echo "== Concurrent writers (5 runs of each race, 5 adds per writer)" >&2
 .venv/bin/python tests/stress/races.py --runs 5 --adds 5
+echo "== The writer's tests and races with the Linux-only calls off (the path macOS and Windows take)" >&2
+MEMORY_LENS_PORTABLE_WRITES=1 .venv/bin/pytest -q tests/unit/test_writer_races.py tests/unit/test_writer_and_entries.py \
+  tests/cli/test_write_safety.py tests/cli/test_concurrency.py tests/e2e/test_write_safety.py
+MEMORY_LENS_PORTABLE_WRITES=1 .venv/bin/python tests/stress/races.py --runs 5 --adds 5
 python_for() {  # an interpreter for Python $1: python$1 on PATH, else pyenv's latest $1
   if "python$1" -c '' 2>/dev/null; then command -v "python$1"; return; fi
   local found

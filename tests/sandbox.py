@@ -146,7 +146,8 @@ class Workspace:
     # Running -------------------------------------------------------------------------------
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_LENS_")}
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("MEMORY_LENS_") or k == "MEMORY_LENS_PORTABLE_WRITES"}  # the writes tested
         env.update(
             HOME=str(self.home),
             MEMORY_LENS_LOCK_DIR=str(self.lock_dir),

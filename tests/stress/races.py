@@ -13,6 +13,9 @@ After each run the final file must hold every hand-written line (the heading, th
 every appended line) and every entry whose `add` exited 0. Prints one summary line per race and a
 final line; exits 1 if anything was lost, 2 on a usage error.
 
+With MEMORY_LENS_PORTABLE_WRITES=1 the writers leave out the Linux-only calls (leases,
+renameat2), as on macOS and Windows; CI runs the races both ways.
+
 Not collected by pytest (the name does not start with `test_`). Run it from the repository root:
 
     .venv/bin/python tests/stress/races.py                 # 20 runs of each race
@@ -133,7 +136,8 @@ def default_command() -> str:
 
 
 def sandbox_env(root: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_LENS_")}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("MEMORY_LENS_") or k == "MEMORY_LENS_PORTABLE_WRITES"}  # the writes tested
     env.update(HOME=str(root / "home"), MEMORY_LENS_LOCK_DIR=str(root / "locks"),
                XDG_CACHE_HOME=str(root / "cache"), XDG_CONFIG_HOME=str(root / "config"),
                XDG_DATA_HOME=str(root / "data"), PYTHONIOENCODING="utf-8")
@@ -208,6 +212,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs and --adds must be at least 1")
     plan = {"in-place": (4, 40), "append": (8, 100)}
     chosen = list(plan) if args.race == "all" else [args.race]
+    from memory_lens.core.settings import portable_writes_only
+
+    print("Linux-only write calls: " + ("off (MEMORY_LENS_PORTABLE_WRITES=1)" if portable_writes_only()
+                                        else "used where the system has them"), flush=True)
     lost = False
     for race in chosen:
         writers, adds = plan[race]

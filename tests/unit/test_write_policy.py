@@ -85,3 +85,37 @@ def test_nothing_is_created_for_a_refused_write(root: Path) -> None:
     with pytest.raises(OutsideLinkError):
         update_memory_file(target, lambda text: ("x", None), area=project_area(root / "repo"))
     assert not (root / "home" / "new").exists()
+
+
+def test_the_path_is_judged_by_one_resolution(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A swap race: the file was inside the project when it was resolved and turned into a link
+    out of it a moment later. It was judged twice before, and refused as "GEMINI.md is outside
+    the project" though it is in it; it is judged by one resolution."""
+    memory = root / "repo" / "GEMINI.md"
+    memory.write_text("x")
+    real, looks = os.path.realpath, []
+
+    def swapped_after_the_first_look(path: str, *args, **kwargs) -> str:
+        if os.fspath(path) == str(memory):
+            looks.append(path)
+            if len(looks) > 1:
+                return str(root / "home" / ".bashrc")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os.path, "realpath", swapped_after_the_first_look)
+    assert check_target(memory, project_area(root / "repo")) == memory
+
+
+def test_a_file_that_was_a_link_when_resolved_is_named_as_one(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A swap race: the path was a link out of the project when resolved and is a file again when
+    the message is made; no directory on its way is a link, so the file was ("resolves through a
+    link" said otherwise)."""
+    memory = root / "repo" / "GEMINI.md"
+    memory.write_text("x")
+    real = os.path.realpath
+    outside = str(root / "home" / ".bashrc")
+    monkeypatch.setattr(os.path, "realpath",
+                        lambda path, *a, **k: outside if os.fspath(path) == str(memory) else real(path, *a, **k))
+    with pytest.raises(OutsideWriteError) as caught:
+        check_target(memory, project_area(root / "repo"))
+    assert str(caught.value).startswith(f"{memory} is a link to {outside}, outside the project")

@@ -9,9 +9,7 @@ content to its temporary file before the replace, and flushes the directory righ
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
-import signal
 import stat
 import subprocess
 import sys
@@ -25,6 +23,7 @@ import pytest
 from memory_lens.core import guarded_replace
 from memory_lens.core.guarded_replace import replace_keeping_others
 from memory_lens.core.temp_files import remove_stale_temp_files
+from memory_lens.core.write_policy import project_area
 from memory_lens.core.writer import MemoryFileError, update_memory_file
 from sandbox import MEMORY_LENS, Workspace
 
@@ -63,6 +62,16 @@ def on_fsync(monkeypatch: pytest.MonkeyPatch, when: str, action: Callable[[], No
 
 def temp_files(directory: Path) -> list[str]:
     return sorted(name for name in os.listdir(directory) if name.endswith(".tmp"))
+
+
+@pytest.fixture(params=[True, False], ids=["linux-calls", "portable"])
+def linux_calls(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Both ways a replace is made: with the Linux-only calls (leases, RENAME_EXCHANGE) and
+    without them, as on macOS and Windows (`guarded_replace.LINUX_CALLS`)."""
+    if request.param and not guarded_replace.LINUX_CALLS:
+        pytest.skip("the Linux-only calls are off here")
+    monkeypatch.setattr(guarded_replace, "LINUX_CALLS", request.param)
+    return request.param
 
 
 # An editor saving in place (truncate, then write) ---------------------------------------------
@@ -143,7 +152,7 @@ def test_an_editor_saving_into_the_replaced_file_while_it_is_checked_is_waited_f
 
 
 def test_an_in_place_save_into_the_replaced_file_is_applied_again(
-        base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        base: Path, monkeypatch: pytest.MonkeyPatch, linux_calls: bool) -> None:
     p = base / "GEMINI.md"
     p.write_text(ORIGINAL)
     edited = ORIGINAL.replace("Hand-written", "Edited by hand")
@@ -180,7 +189,7 @@ def test_lines_appended_after_the_read_are_kept(base: Path, monkeypatch: pytest.
 
 
 def test_lines_appended_to_the_replaced_file_after_the_replace_are_kept(
-        base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        base: Path, monkeypatch: pytest.MonkeyPatch, linux_calls: bool) -> None:
     p = base / "GEMINI.md"
     p.write_text(ORIGINAL)
     monkeypatch.setattr(guarded_replace, "OPEN_WAIT_SECONDS", 0.0)  # it stays open past the wait
@@ -232,7 +241,7 @@ def test_a_program_holding_the_file_open_is_waited_for_before_the_replace(
     try:
         assert holder.stdout is not None and holder.stdin is not None
         assert holder.stdout.readline() == "open\n"
-        real_probe, real_swap = guarded_replace._others_have_open, guarded_replace._swap
+        real_probe, real_swap = guarded_replace._others_have_open, guarded_replace._replace
         seen: list[bool] = []
         holder_running_at_swap: list[bool] = []
 
@@ -245,12 +254,12 @@ def test_a_program_holding_the_file_open_is_waited_for_before_the_replace(
                 holder.wait()
             return found
 
-        def swap(tmp: Path, target: Path, victim: int | None) -> int:
+        def swap(tmp: Path, target: Path, kept: Path) -> Path | None:
             holder_running_at_swap.append(holder.poll() is None)
-            return real_swap(tmp, target, victim)
+            return real_swap(tmp, target, kept)
 
         monkeypatch.setattr(guarded_replace, "_others_have_open", probe)
-        monkeypatch.setattr(guarded_replace, "_swap", swap)
+        monkeypatch.setattr(guarded_replace, "_replace", swap)
         update_memory_file(p, add_mine)
     finally:
         if holder.poll() is None:
@@ -267,6 +276,8 @@ def test_without_leases_the_replace_goes_ahead(
         base: Path, monkeypatch: pytest.MonkeyPatch, err: int) -> None:
     """Another user's file (no CAP_LEASE) or a file system without leases: nothing can tell
     whether the file is open elsewhere, so the write is neither refused nor delayed."""
+    fcntl = pytest.importorskip("fcntl")
+    monkeypatch.setattr(guarded_replace, "LINUX_CALLS", True)  # the lease is asked, and refused
     p = base / "GEMINI.md"
     p.write_text(ORIGINAL)
     calls: list[int] = []
@@ -319,7 +330,7 @@ def test_a_file_that_never_stops_changing_is_refused_in_one_line(
     ("# Their rewrite\n", "# Their rewrite\n- mine\n"),  # rewritten: the change applied again
 ])
 def test_a_file_renamed_into_place_after_the_read_is_kept(
-        base: Path, monkeypatch: pytest.MonkeyPatch, theirs: str, expected: str) -> None:
+        base: Path, monkeypatch: pytest.MonkeyPatch, theirs: str, expected: str, linux_calls: bool) -> None:
     p = base / "GEMINI.md"
     p.write_text(ORIGINAL)
 
@@ -342,9 +353,9 @@ def test_a_file_created_after_the_read_is_not_overwritten(base: Path, monkeypatc
     assert p.read_text() == "# Theirs\n- mine\n"
 
 
-def test_a_file_renamed_into_place_at_the_last_moment_is_not_discarded(base: Path) -> None:
-    """The rename lands between the last check and the replace: the replace exchanges the two
-    files, sees that what it displaced is not what it read, and applies the change to that."""
+def test_a_file_renamed_into_place_at_the_last_moment_is_not_discarded(base: Path, linux_calls: bool) -> None:
+    """The rename lands between the last check and the replace: the file displaced (exchanged,
+    or kept by a hard link) is not what was read, and the change is applied to it."""
     p = base / "GEMINI.md"
     p.write_text(ORIGINAL)
     calls = []
@@ -362,6 +373,114 @@ def test_a_file_renamed_into_place_at_the_last_moment_is_not_discarded(base: Pat
     assert sorted(os.listdir(base)) == ["GEMINI.md", "home"]
 
 
+def test_no_descriptor_is_open_on_the_file_when_it_is_replaced(
+        base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows refuses to replace a file that is open: none of ours is, at the replace."""
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc to list this process's descriptors")
+    monkeypatch.setattr(guarded_replace, "LINUX_CALLS", False)
+    p = base / "GEMINI.md"
+    p.write_text(ORIGINAL)
+    real_replace, open_at_replace = os.replace, []
+
+    def replace(src: str, dst: str) -> None:
+        open_at_replace.extend(fd for fd in os.listdir("/proc/self/fd")
+                               if os.path.realpath(f"/proc/self/fd/{fd}") == str(p))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    update_memory_file(p, add_mine)
+    assert open_at_replace == []
+    assert p.read_text() == ORIGINAL + "- mine\n"
+
+
+# A memory file swapped for a link while being written (a swap race) ---------------------------
+
+
+@pytest.mark.parametrize("leads_to", ["outside.md", "proj/docs/other.md"])
+def test_a_file_turned_into_a_link_while_being_written_is_refused_in_one_line(
+        base: Path, monkeypatch: pytest.MonkeyPatch, linux_calls: bool, leads_to: str) -> None:
+    """It was a file when resolved and is a link when read again: nothing is read through the
+    link or written over it, and the message says what happened (it said the file was outside
+    the project, or that its link changed)."""
+    project = base / "proj"
+    (project / "docs").mkdir(parents=True)
+    p = project / "GEMINI.md"
+    p.write_text(ORIGINAL)
+    link_target = base / leads_to
+    link_target.write_text("# Not this file\n")
+
+    def swap() -> None:
+        p.unlink()
+        p.symlink_to(link_target)
+
+    fired = on_fsync(monkeypatch, "before-replace", swap)
+    with pytest.raises(MemoryFileError) as caught:
+        update_memory_file(p, add_mine, area=project_area(project))
+    assert fired
+    assert str(caught.value) == f"{p}: changed into a link while being written; not written"
+    assert p.is_symlink() and link_target.read_text() == "# Not this file\n"
+    assert temp_files(project) == []
+
+
+def test_a_file_turned_into_a_link_right_before_the_replace_is_refused_in_one_line(
+        base: Path, monkeypatch: pytest.MonkeyPatch, linux_calls: bool) -> None:
+    """The swap lands after the last read, before the final check of where the path leads."""
+    project = base / "proj"
+    project.mkdir()
+    p = project / "GEMINI.md"
+    p.write_text(ORIGINAL)
+    outside = base / "outside.md"
+    outside.write_text("# Not this file\n")
+
+    def swap_after_the_last_read(path: Path, deadline: float) -> bool:
+        if not p.is_symlink():
+            p.unlink()
+            p.symlink_to(outside)
+        return False
+
+    monkeypatch.setattr(guarded_replace, "_wait_until_closed", swap_after_the_last_read)
+    with pytest.raises(MemoryFileError) as caught:
+        update_memory_file(p, add_mine, area=project_area(project))
+    assert str(caught.value) == f"{p}: changed into a link while being written; not written"
+    assert outside.read_text() == "# Not this file\n"
+    assert temp_files(project) == []
+
+
+def test_a_link_turned_into_a_file_while_it_is_resolved_is_refused_in_one_line(
+        base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A swap race: `os.path.realpath` found a link, and the file was back when it read the link
+    (EINVAL, which escaped as `unexpected OSError: [Errno 22]` before Python 3.13)."""
+    project = base / "proj"
+    (project / "docs").mkdir(parents=True)
+    (project / "docs" / "memory.md").write_text(ORIGINAL)
+    p = project / "GEMINI.md"
+    p.symlink_to("docs/memory.md")
+    real_readlink, swapped = os.readlink, []
+
+    def readlink(path: str, *args, **kwargs) -> str:
+        if os.fspath(path) == str(p) and not swapped:
+            swapped.append(True)
+            raise OSError(errno.EINVAL, os.strerror(errno.EINVAL), str(path))
+        return real_readlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "readlink", readlink)
+    with pytest.raises(MemoryFileError) as caught:
+        update_memory_file(p, add_mine, area=project_area(project))
+    assert swapped
+    assert str(caught.value).startswith(f"{p}")
+    assert str(caught.value).endswith(" while being written; not written")
+    assert (project / "docs" / "memory.md").read_text() == ORIGINAL
+
+
+def test_the_switch_turns_the_linux_only_calls_off() -> None:
+    """`MEMORY_LENS_PORTABLE_WRITES=1` (how the write suite runs a second time) reaches the writer."""
+    code = "from memory_lens.core import guarded_replace; print(guarded_replace.LINUX_CALLS)"
+    env = dict(os.environ, MEMORY_LENS_PORTABLE_WRITES="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout == "False\n"
+
+
 # Temporary files left by a killed writer ------------------------------------------------------
 
 
@@ -371,14 +490,18 @@ def dead_pid() -> int:
     return child.pid
 
 
-def test_stale_temp_files_are_removed_and_live_ones_kept(base: Path) -> None:
+def test_temp_files_of_the_file_are_removed_under_its_lock(base: Path) -> None:
+    """Every writer holds the file's lock while its temporary files exist, so the next writer
+    removes those it finds, whether their process still runs or not (no process is asked: the
+    same on every system), and leaves other files' alone."""
     p = base / "GEMINI.md"
     p.write_text(ORIGINAL)
     hour_ago = time.time() - 2 * 3600
     names = {
         "dead": f".GEMINI.md.ml{dead_pid()}-abcd_123.tmp",  # its writer was killed
-        "live": f".GEMINI.md.ml{os.getppid()}-abcd_123.tmp",  # a live process's: kept
-        "this-process": f".AGENTS.md.ml{os.getpid()}-abcd_123.tmp",  # another thread's, maybe: kept
+        "displaced": f".GEMINI.md.ml{dead_pid()}-abcd_123_old.tmp",  # the file a killed replace displaced
+        "live": f".GEMINI.md.ml{os.getppid()}-abcd_123.tmp",  # a live process's, which holds no lock
+        "other-file": f".AGENTS.md.ml{os.getpid()}-abcd_123.tmp",  # another file's: kept
         "old-style-old": ".GEMINI.md.k2j4_x9q.tmp",  # an older version's, untouched for 2 h
         "old-style-new": ".GEMINI.md.z8y7w6v5.tmp",  # an older version's, maybe in use: kept
         "old-style-other-file": ".notes.k2j4_x9q.tmp",  # not a memory file's: never ours to judge
@@ -389,7 +512,7 @@ def test_stale_temp_files_are_removed_and_live_ones_kept(base: Path) -> None:
         if key in ("old-style-old", "old-style-other-file", "user"):
             os.utime(base / name, (hour_ago, hour_ago))
     update_memory_file(p, add_mine)
-    assert temp_files(base) == sorted(names[k] for k in ("live", "this-process", "old-style-new",
+    assert temp_files(base) == sorted(names[k] for k in ("other-file", "old-style-new",
                                                               "old-style-other-file", "user"))
     assert p.read_text() == ORIGINAL + "- mine\n"
     assert remove_stale_temp_files(p) == []
@@ -429,7 +552,7 @@ def test_kill_9_during_add_leaves_the_file_whole_and_the_next_add_cleans_up(ws: 
         assert len(orphans) == 1
         assert ws.path("p/" + orphans[0]).read_text().endswith("- first entry\n")  # the whole new content
     finally:
-        proc.send_signal(signal.SIGKILL)
+        proc.kill()  # SIGKILL
         proc.wait()
     assert memory.read_text() == ORIGINAL
     assert temp_files(project) == orphans

@@ -8,18 +8,17 @@ do not. `replace_keeping_others` makes the atomic replace safe against them too:
   truncates then writes is caught in between); a file found empty, or shorter than it was, less
   than a second after it was cut is watched until it changes or that second has passed (an
   editor held up between its truncate and its write);
-- right before the replace, the file at the path is read again and compared with what the new
-  content was computed from: bytes appended since are carried over, any other change restarts
-  the computation from the new content; where Linux file leases can tell (the file's owner, or
-  with CAP_LEASE), a file another program holds open is waited for until it is closed (at most
-  OPEN_WAIT_SECONDS) and read again, so an appending program is not left writing into the file
-  being displaced;
-- the replace exchanges the two files (`renameat2(RENAME_EXCHANGE)` where the kernel and file
-  system have it, else a plain rename), so the file really displaced is known, even when another
-  program renamed its own version there a moment before; once it has settled it is read again,
-  and anything written into it after our read (through a descriptor opened earlier, or a whole
-  new file renamed into place) is taken as the new base: the change is applied again on top of
-  it and the result replaces the file once more.
+- right before the replace, the file is read again: bytes appended since are carried over, any
+  other change restarts the computation from the new content;
+- the file the replace displaced is kept at hand under a temporary name and read once more when
+  it has settled: bytes written into it after our read (through a descriptor opened earlier, or
+  a whole file renamed into place) are appended, or the change is applied again on top of them.
+
+Every system takes the same path: none of our descriptors is open on the file when it is
+replaced (Windows refuses to replace an open file), and a hard link made just before `os.replace`
+keeps the displaced file. Where Linux offers more (`LINUX_CALLS`; `MEMORY_LENS_PORTABLE_WRITES=1`
+turns it off), `renameat2(RENAME_EXCHANGE)` swaps the two files in one step, and a file another
+program holds open (a lease tells) is waited for until it closes (at most OPEN_WAIT_SECONDS).
 
 Every loop is bounded; past the bound `StillChangingError` says so. Temporary files come from
 `temp_files`, which also removes those a killed writer left.
@@ -27,7 +26,9 @@ Every loop is bounded; past the bound `StillChangingError` says so. Temporary fi
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import functools
 import os
 import signal
 import sys
@@ -38,6 +39,7 @@ from typing import Callable, Optional
 
 from memory_lens.core.file_identity import stat_identity
 from memory_lens.core.files import _kind_reason
+from memory_lens.core.settings import portable_writes_only
 from memory_lens.core.temp_files import write_temp
 
 try:
@@ -47,6 +49,8 @@ except ImportError:  # not a POSIX system: no leases to ask
 
 Compute = Callable[[Optional[bytes]], Optional[bytes]]
 
+LINUX_CALLS = sys.platform.startswith("linux") and not portable_writes_only()
+
 SETTLE_SECONDS = 0.002  # a file must stay still this long to count as settled
 SETTLE_TRIES = 100  # reads before a file that never settles is given up on
 CUT_QUIET_SECONDS = 1.0  # a file emptied or shortened this recently may be in the middle of a save
@@ -54,13 +58,11 @@ MAX_ROUNDS = 8  # replaces of one change before it is given up on
 LATE_WRITER_SECONDS = 0.01  # how long after the replace a write into the displaced file is awaited
 OPEN_WAIT_SECONDS = 1.0  # longest wait for another program to close the file before replacing it
 
-F_SETSIG = 10
-F_SETLEASE = 1024
-
-AT_FDCWD = -100
-RENAME_NOREPLACE = 1
-RENAME_EXCHANGE = 2
-_UNSUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)}
+F_SETSIG, F_SETLEASE, AT_FDCWD, RENAME_EXCHANGE = 10, 1024, -100, 2
+_BINARY = getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)  # Windows reads text mode otherwise
+# Never blocking on a FIFO, never through a link: the path is the resolved file, so a link there
+# was swapped in during the write (O_NOFOLLOW on a link: ELOOP; EMLINK on FreeBSD).
+_READ = os.O_RDONLY | _BINARY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
 class StillChangingError(OSError):
@@ -71,6 +73,10 @@ class UnusableFileError(OSError):
     """The path holds something that is not a regular file (the message says what)."""
 
 
+class ChangedIntoLinkError(UnusableFileError):
+    """The file turned into a symbolic link while being written (its path was resolved before)."""
+
+
 def replace_keeping_others(target: Path, compute: Compute, before_publish: Callable[[], None]) -> None:
     """Replace TARGET with COMPUTE(its current bytes, or None when missing), never discarding
     bytes another writer put into it before or during the replace.
@@ -79,8 +85,7 @@ def replace_keeping_others(target: Path, compute: Compute, before_publish: Calla
     newer content. BEFORE_PUBLISH runs before each temporary file is written and again right
     before it replaces the file; it may raise to stop the write.
     """
-    base = _read_path(target)
-    expect = base
+    base = expect = _read_path(target, None)
     for _ in range(MAX_ROUNDS):
         new = compute(base)
         if new is None:
@@ -107,11 +112,9 @@ class Attempt:
     def appended(self, found: bytes | None) -> bytes | None:
         """What FOUND adds to the end of EXPECT; None when FOUND is not such an extension (an
         empty EXPECT has none: a file read while an editor had just truncated it)."""
-        if not found or not self.expect or self.base is None:
+        if not found or not self.expect or self.base is None or len(found) <= len(self.expect):
             return None
-        if len(found) <= len(self.expect) or not found.startswith(self.expect):
-            return None
-        return found[len(self.expect):]
+        return found[len(self.expect):] if found.startswith(self.expect) else None
 
     def carry(self, suffix: bytes) -> None:
         assert self.base is not None and self.expect is not None
@@ -123,52 +126,40 @@ def _publish(target: Path, attempt: Attempt, before_publish: Callable[[], None])
     from again and what the path holds."""
     before_publish()  # refuse before a temp file exists (a read-only directory, a moved link)
     tmp = write_temp(target, attempt.new)
-    fds: list[int] = []
+    kept = tmp.with_name(tmp.name[:-len(".tmp")] + "_old.tmp")  # the displaced file, linked
     try:
-        victim = _catch_up(target, tmp, attempt, fds)
-        if victim is False:
+        if not _catch_up(target, tmp, attempt):
             return False
         before_publish()
         if attempt.expect is None:
             if _create_exclusive(tmp, target):
                 _fsync_dir(target.parent)
                 return True
-            attempt.base = attempt.expect = _read_path(target)  # created by someone else meanwhile
+            attempt.base = attempt.expect = _read_path(target, None)  # created by someone else meanwhile
             return False
         published = os.stat(tmp)
-        displaced = _swap(tmp, target, victim)
-        fds.append(displaced)
+        displaced = _replace(tmp, target, kept)
         _fsync_dir(target.parent)
-        return _check_displaced(target, displaced, (published.st_dev, published.st_ino), attempt)
+        return displaced is None or _check_displaced(target, displaced, (published.st_dev, published.st_ino), attempt)
     finally:
-        for fd in fds:
-            os.close(fd)
-        try:
-            os.unlink(tmp)  # the temp file, or after an exchange the displaced file
-        except FileNotFoundError:
-            pass
+        for leftover in (tmp, kept):  # the temp file, or after an exchange the displaced file
+            with contextlib.suppress(OSError):  # gone already; held open (Windows): the next write's
+                os.unlink(leftover)
 
 
-def _catch_up(target: Path, tmp: Path, attempt: Attempt, fds: list[int]) -> int | None | bool:
+def _catch_up(target: Path, tmp: Path, attempt: Attempt) -> bool:
     """Right before the replace: bytes appended to TARGET since it was read go into TMP too.
-    Returns a descriptor of the file about to be replaced (None when missing), or False when
-    TARGET changed otherwise (ATTEMPT then says what to compute from)."""
+    False when TARGET changed otherwise (ATTEMPT then says what to compute from)."""
     grown = False
     open_deadline = time.monotonic() + OPEN_WAIT_SECONDS
-    tries = 0
-    while tries < SETTLE_TRIES:
-        for fd in fds:
-            os.close(fd)  # our own descriptor on the file would count as another program's
-        fds.clear()
-        current, victim = _read_path_open(target, attempt.expect)
-        if victim is not None:
-            fds.append(victim)
+    for _ in range(SETTLE_TRIES):
+        current = _read_path(target, attempt.expect)
         if current == attempt.expect:
-            if victim is not None and _wait_until_closed(victim, open_deadline):
+            if current is not None and _wait_until_closed(target, open_deadline):
                 continue  # it may have written before closing: read again
             if grown:
                 _append(tmp, b"", None, sync=True)  # flushed once; appends meanwhile are caught after
-            return victim
+            return True
         suffix = attempt.appended(current)
         if suffix is None:
             attempt.base = attempt.expect = current
@@ -176,25 +167,32 @@ def _catch_up(target: Path, tmp: Path, attempt: Attempt, fds: list[int]) -> int 
         _append(tmp, suffix, None, sync=False)
         attempt.carry(suffix)
         grown = True
-        tries += 1
     raise StillChangingError(errno.EAGAIN, "keeps growing while being written")
 
 
-def _wait_until_closed(fd: int, deadline: float) -> bool:
-    """While another descriptor is open on FD's file, wait (until DEADLINE at most). True if one
-    was open."""
-    if time.monotonic() >= deadline or not _others_have_open(fd):
+def _wait_until_closed(path: Path, deadline: float) -> bool:
+    """While another program holds PATH open, wait (until DEADLINE at most). True if one did;
+    False where no file lease can tell (`_others_have_open`)."""
+    if not LINUX_CALLS or time.monotonic() >= deadline:
         return False
-    while time.monotonic() < deadline and _others_have_open(fd):
-        time.sleep(SETTLE_SECONDS / 2)
-    return True
+    fd = _open_regular(path)
+    if fd is None:
+        return False
+    try:
+        if not _others_have_open(fd):
+            return False
+        while time.monotonic() < deadline and _others_have_open(fd):
+            time.sleep(SETTLE_SECONDS / 2)
+        return True
+    finally:
+        os.close(fd)
 
 
 def _others_have_open(fd: int) -> bool:
     """Whether a descriptor other than FD is open on FD's file. Linux refuses a write lease while
     one is (EAGAIN); the lease is released at once. False where leases are unavailable (another
     system, a file of another user without CAP_LEASE, a file system without leases)."""
-    if fcntl is None or not sys.platform.startswith("linux"):
+    if not LINUX_CALLS or fcntl is None:
         return False
     try:
         fcntl.fcntl(fd, F_SETSIG, signal.SIGURG)  # an open during the lease must not send SIGIO (fatal)
@@ -205,27 +203,36 @@ def _others_have_open(fd: int) -> bool:
     return False
 
 
-def _check_displaced(target: Path, displaced: int, published: tuple[int, int], attempt: Attempt) -> bool:
+def _check_displaced(target: Path, displaced: Path, published: tuple[int, int], attempt: Attempt) -> bool:
     """After the replace: whatever was written into the displaced file after our read must not
     be lost. Appended bytes are appended to the new file; any other change makes the next round
     compute from the displaced file's content."""
-    for _ in range(SETTLE_TRIES):
-        seen = _read_after(displaced, attempt.expect, LATE_WRITER_SECONDS)
-        if seen == attempt.expect:
-            return True
-        suffix = attempt.appended(seen)
-        if suffix is None or not _append(target, suffix, published):
-            attempt.base = seen if suffix is None else (attempt.base or b"") + suffix
-            attempt.expect = attempt.new
-            return False
-        attempt.carry(suffix)
+    try:
+        fd = _open_regular(displaced)
+    except UnusableFileError:  # a link or a directory was swapped in, and displaced: no content
+        fd = None
+    if fd is None:
+        return True
+    try:
+        for _ in range(SETTLE_TRIES):
+            seen = _read_after(fd, attempt.expect, LATE_WRITER_SECONDS)
+            if seen == attempt.expect:
+                return True
+            suffix = attempt.appended(seen)
+            if suffix is None or not _append(target, suffix, published):
+                attempt.base = seen if suffix is None else (attempt.base or b"") + suffix
+                attempt.expect = attempt.new
+                return False
+            attempt.carry(suffix)
+    finally:
+        os.close(fd)
     raise StillChangingError(errno.EAGAIN, "keeps growing while being written")
 
 
 def _append(path: Path, data: bytes, only: tuple[int, int] | None, sync: bool = True) -> bool:
     """Append DATA to PATH (and with SYNC flush it to disk); when ONLY is given, only if PATH is
     still that (device, inode). False when it is not."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | _BINARY)
     try:
         st = os.fstat(fd)
         if only is not None and (st.st_dev, st.st_ino) != only:
@@ -244,11 +251,16 @@ def _append(path: Path, data: bytes, only: tuple[int, int] | None, sync: bool = 
 
 
 def _open_regular(path: Path) -> int | None:
-    """A read descriptor on PATH (None when missing); UnusableFileError for a non-regular file."""
+    """A read descriptor on PATH (None when missing); UnusableFileError for anything but a
+    regular file, ChangedIntoLinkError for a link."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _READ)
     except FileNotFoundError:
         return None
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+            raise ChangedIntoLinkError(err.errno, "changed into a link while being written") from None
+        raise
     reason = _kind_reason(os.fstat(fd).st_mode)
     if reason:
         os.close(fd)
@@ -256,21 +268,15 @@ def _open_regular(path: Path) -> int | None:
     return fd
 
 
-def _read_all(fd: int) -> bytes:
-    os.lseek(fd, 0, os.SEEK_SET)
-    chunks = []
-    while True:
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-
-
 def read_settled(fd: int) -> bytes:
     """FD's whole content once it has stopped changing (StillChangingError if it never does)."""
     for _ in range(SETTLE_TRIES):
         first = stat_identity(os.fstat(fd))
-        data = _read_all(fd)
+        os.lseek(fd, 0, os.SEEK_SET)
+        chunks = [os.read(fd, 1 << 20)]
+        while chunks[-1]:
+            chunks.append(os.read(fd, 1 << 20))
+        data = b"".join(chunks)
         after = os.fstat(fd)
         if stat_identity(after) == first and len(data) == after.st_size:
             time.sleep(SETTLE_SECONDS)
@@ -312,95 +318,75 @@ def _looks_cut(data: bytes, expect: bytes | None) -> bool:
     return len(data) < len(expect) and expect.startswith(data)
 
 
-def _read_path(path: Path) -> bytes | None:
-    data, fd = _read_path_open(path, None)
-    if fd is not None:
-        os.close(fd)
-    return data
-
-
-def _read_path_open(path: Path, expect: bytes | None) -> tuple[bytes | None, int | None]:
-    """PATH's settled content (None when missing) and the open descriptor it was read from."""
+def _read_path(path: Path, expect: bytes | None) -> bytes | None:
+    """PATH's settled content (`_read_after`), or None when missing; no descriptor left open."""
     fd = _open_regular(path)
     if fd is None:
-        return None, None
+        return None
     try:
-        return _read_after(fd, expect), fd
-    except BaseException:
+        return _read_after(fd, expect)
+    finally:
         os.close(fd)
-        raise
 
 
-# Writing and replacing -------------------------------------------------------------------------
+# Replacing -------------------------------------------------------------------------------------
 
 
-def _swap(tmp: Path, target: Path, victim: int | None) -> int:
-    """Put TMP at TARGET; return a descriptor of the file it displaced (after an exchange, the
-    file now named TMP; after a plain rename, VICTIM, the file read just before)."""
-    if _renameat2(tmp, target, RENAME_EXCHANGE):
-        fd = _open_regular(tmp)
-        if fd is not None:
-            return fd
-    else:
-        os.replace(tmp, target)
-    assert victim is not None
-    return os.dup(victim)
+def _replace(tmp: Path, target: Path, kept: Path) -> Path | None:
+    """Put TMP at TARGET; return the name the displaced file is now found under: TMP after an
+    exchange, else KEPT, a hard link made just before (None on a file system without them:
+    then only the read just before vouches for what was replaced)."""
+    if _exchange(tmp, target):
+        return tmp
+    try:
+        os.link(target, kept, follow_symlinks=os.link not in os.supports_follow_symlinks)
+    except OSError:
+        kept = None  # type: ignore[assignment]
+    os.replace(tmp, target)
+    return kept
 
 
 def _create_exclusive(tmp: Path, target: Path) -> bool:
-    """Put TMP at TARGET only if nothing is there; False if something is."""
+    """Put TMP at TARGET (a hard link) only if nothing is there; False if something is."""
     try:
-        if _renameat2(tmp, target, RENAME_NOREPLACE):
-            return True
         os.link(tmp, target)
-        os.unlink(tmp)
-        return True
     except FileExistsError:
         return False
-    except OSError as err:
-        if err.errno not in _UNSUPPORTED | {errno.EPERM}:
-            raise
-    os.replace(tmp, target)  # a file system without hard links or renameat2
+    except OSError:  # a file system without hard links: a plain replace is all there is
+        os.replace(tmp, target)
     return True
 
 
-_renameat2_fn = None
-
-
-def _renameat2(src: Path, dst: Path, flags: int) -> bool:
-    """renameat2(SRC, DST, FLAGS); False where the system or file system lacks it."""
-    global _renameat2_fn
-    if not sys.platform.startswith("linux"):
-        return False
-    if _renameat2_fn is None:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        fn = getattr(libc, "renameat2", None)
-        if fn is not None:
-            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-            fn.restype = ctypes.c_int
-        _renameat2_fn = fn or False
-    if not _renameat2_fn:
-        return False
+@functools.lru_cache(maxsize=None)
+def _renameat2():  # type: ignore[no-untyped-def]
     import ctypes
 
-    if _renameat2_fn(AT_FDCWD, os.fsencode(src), AT_FDCWD, os.fsencode(dst), flags) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in _UNSUPPORTED:
+    fn = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if fn is not None:
+        fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return fn
+
+
+def _exchange(tmp: Path, target: Path) -> bool:
+    """Swap TMP and TARGET in one step (Linux `renameat2(RENAME_EXCHANGE)`); False when
+    LINUX_CALLS is off or the C library or the file system lacks it."""
+    fn = _renameat2() if LINUX_CALLS else None
+    if fn is None:
         return False
-    raise OSError(err, os.strerror(err), str(dst))
+    if fn(AT_FDCWD, os.fsencode(tmp), AT_FDCWD, os.fsencode(target), RENAME_EXCHANGE) == 0:
+        return True
+    import ctypes
+
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(target))
 
 
 def _fsync_dir(directory: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):  # Windows opens no directory (nor needs it flushed)
         fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

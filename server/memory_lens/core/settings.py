@@ -260,3 +260,13 @@ def with_agent_settings(settings: Settings, agent: GeminiSettings) -> Settings:
         import_format=agent.import_format or DEFAULT_IMPORT_FORMAT,
         warnings=tuple(warnings),
     )
+
+
+ENV_PORTABLE_WRITES = "MEMORY_LENS_PORTABLE_WRITES"
+
+
+def portable_writes_only(environ: Mapping[str, str] | None = None) -> bool:
+    """`MEMORY_LENS_PORTABLE_WRITES=1`: writes leave out the Linux-only calls (file leases,
+    `renameat2`) and take the path every system has, as on macOS and Windows. Meant for tests:
+    the write suite runs once each way (`guarded_replace.LINUX_CALLS`, docs/reliability.md)."""
+    return (os.environ if environ is None else environ).get(ENV_PORTABLE_WRITES) == "1"

@@ -1,10 +1,12 @@
 """Temporary files of atomic writes: made next to the file they will replace, and removed when
 a killed writer (kill -9, a power cut) left them behind.
 
-They are named `.<name>.ml<pid>-<random>.tmp`: hidden, and carrying the writer's process id, so
-a later write can tell a file whose writer is gone (removed) from one a live writer may still be
-using (kept). Versions before this naming used `.<name>.<random>.tmp`; those are removed once
-they have been left untouched for an hour.
+They are named `.<name>.ml<pid>-<random>.tmp` (and `…_old.tmp` for the file a replace displaced,
+kept for a moment: `guarded_replace`). Every writer holds the file's write lock (`writer.lock_for`)
+from before it makes such a file until it has removed it, so a writer holding that lock knows
+that any such file of the same name is an orphan, on every system, without asking whether its
+process still runs. Versions before this naming used `.<name>.<random>.tmp`; those are removed
+once they have been left untouched for an hour.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ import time
 from pathlib import Path
 
 LEGACY_STALE_SECONDS = 3600.0
-
-_OURS = re.compile(r"\..+\.ml(\d+)-[a-z0-9_]{8}\.tmp")
 
 
 def temp_prefix(target: Path) -> str:
@@ -60,10 +60,12 @@ def write_temp(target: Path, data: bytes) -> Path:
 
 
 def remove_stale_temp_files(target: Path) -> list[str]:
-    """Delete the temporary files next to TARGET that a killed writer left: ours
-    (`.<name>.ml<pid>-<random>.tmp`) whose process no longer exists, and TARGET's own of older
-    versions (`.<target name>.<random>.tmp`) untouched for an hour. Returns their names."""
-    legacy = re.compile(re.escape(f".{target.name}.") + r"[a-z0-9_]{8}\.tmp")
+    """Delete the temporary files of TARGET that a killed writer left: every
+    `.<name>.ml<pid>-<random>.tmp` of TARGET's name (the caller holds TARGET's write lock, so no
+    live writer has one), and those of older versions (`.<name>.<random>.tmp`) untouched for an
+    hour. Returns their names."""
+    name = re.escape(f".{target.name}.")
+    ours, legacy = re.compile(name + r"ml\d+-\w+\.tmp"), re.compile(name + r"[a-z0-9_]{8}\.tmp")
     removed = []
     try:
         entries = list(os.scandir(target.parent))
@@ -71,31 +73,14 @@ def remove_stale_temp_files(target: Path) -> list[str]:
         return removed
     now = time.time()
     for entry in entries:
-        name = entry.name
-        if not (name.startswith(".") and name.endswith(".tmp")):
-            continue
         try:
             if not entry.is_file(follow_symlinks=False):
                 continue
-            ours = _OURS.fullmatch(name)
-            if ours:
-                stale = not _process_exists(int(ours.group(1)))
-            else:
-                stale = bool(legacy.fullmatch(name)) and now - entry.stat(follow_symlinks=False).st_mtime > LEGACY_STALE_SECONDS
-            if stale:
+            if ours.fullmatch(entry.name) or (
+                    legacy.fullmatch(entry.name)
+                    and now - entry.stat(follow_symlinks=False).st_mtime > LEGACY_STALE_SECONDS):
                 os.unlink(entry.path)
-                removed.append(name)
+                removed.append(entry.name)
         except OSError:
             continue
     return removed
-
-
-def _process_exists(pid: int) -> bool:
-    """Whether process PID exists (this process included: another thread may be writing)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError):
-        return True  # someone else's process, or a number no process can have: keep the file
-    return True

@@ -85,11 +85,12 @@ def check_target(path: Path, area: WriteArea | None) -> Path:
     target = Path(_real(path))
     if area is None:
         area = directory_area(Path(os.path.abspath(path)).parent)
-    if is_inside(target, area.roots) or area.follow_outside_links:
+    if _within(str(target), area.roots) or area.follow_outside_links:  # resolved once: it may change meanwhile
         return target
     if str(target) == os.path.abspath(path):  # no link at all: the path itself is elsewhere
         raise OutsideWriteError(f"{path} is outside {area.what}; refusing to write there")
-    how = "is a link to" if os.path.islink(path) else "resolves through a link to"
+    parent = Path(os.path.abspath(path)).parent  # PATH may be a file again by now (a swap race)
+    how = "is a link to" if os.path.islink(path) or _real(parent) == str(parent) else "resolves through a link to"
     raise OutsideWriteError(f"{path} {how} {target}, outside {area.what}; "
                             f"refusing to write through it ({area.hint})")
 

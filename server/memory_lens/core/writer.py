@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from memory_lens.core.files import BOM, DEFAULT_MAX_FILE_BYTES, FileStatus, decode_memory_bytes, read_memory_file, realpath
-from memory_lens.core.guarded_replace import StillChangingError, UnusableFileError, replace_keeping_others
+from memory_lens.core.guarded_replace import (
+    ChangedIntoLinkError,
+    StillChangingError,
+    UnusableFileError,
+    replace_keeping_others,
+)
 from memory_lens.core.temp_files import remove_stale_temp_files, write_temp
 from memory_lens.core.write_policy import OutsideWriteError, WriteArea, check_target
 
@@ -46,6 +51,8 @@ def allowed_target(path: Path, area: WriteArea | None) -> Path:
         return check_target(path, area)
     except OutsideWriteError as err:
         raise OutsideLinkError(str(err)) from None
+    except OSError:  # realpath before Python 3.13: a link at its lstat was a file at its readlink
+        raise MemoryFileError(f"{path}: changed from a link into a file while being written; not written") from None
 
 
 def lock_dir() -> Path:
@@ -78,20 +85,37 @@ def lock_for(real_path: Path) -> filelock.FileLock:
     return filelock.FileLock(str(lock_dir() / f"{digest}.lock"), timeout=LOCK_TIMEOUT_SECONDS)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace PATH's content with DATA atomically (temp file + fsync + rename), keeping its mode.
+def sweep_temp_files(path: Path) -> None:
+    """Remove the temporary files a killed writer left next to PATH (`temp_files`), for a caller
+    that does not hold PATH's lock: only when no writer holds it now (its files are in use then)."""
+    from filelock import Timeout as LockTimeout
 
-    Temporary files a killed writer left next to PATH are removed first (see `temp_files`)."""
-    remove_stale_temp_files(path)
-    tmp = write_temp(path, data)
+    lock = lock_for(Path(realpath(path)))
     try:
-        os.replace(tmp, path)
-    except BaseException:
+        lock.acquire(timeout=0)
+    except LockTimeout:
+        return
+    try:
+        remove_stale_temp_files(path)
+    finally:
+        lock.release()
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace PATH's content with DATA atomically (temp file + fsync + rename), keeping its mode,
+    under PATH's write lock. Temporary files a killed writer left next to PATH are removed first
+    (see `temp_files`)."""
+    with lock_for(Path(realpath(path))):
+        remove_stale_temp_files(path)
+        tmp = write_temp(path, data)
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
     try:
         dir_fd = os.open(path.parent, os.O_RDONLY)
     except OSError:
@@ -129,7 +153,8 @@ def update_memory_file(
     if first.status is FileStatus.MISSING and not create:
         raise MemoryFileError(f"{path}: does not exist")  # before any directory is made for it
     target = allowed_target(path, area)
-    shown = f"{path}" if target == Path(os.path.abspath(path)) else f"{path} (-> {target})"
+    linked = target != Path(os.path.abspath(path))
+    shown = f"{path} (-> {target})" if linked else f"{path}"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -156,11 +181,16 @@ def update_memory_file(
 
             def before_publish() -> None:
                 _require_writable(target, shown)
+                if not linked and os.path.islink(path):
+                    raise MemoryFileError(f"{shown}: changed into a link while being written; not written")
                 if allowed_target(path, area) != target:
-                    raise MemoryFileError(f"{shown}: its link changed while being written; try again")
+                    changed = "its link" if linked else "a directory on its path"
+                    raise MemoryFileError(f"{shown}: {changed} changed while being written; not written")
 
             replace_keeping_others(target, compute, before_publish)
             return results[0]
+    except ChangedIntoLinkError:
+        raise MemoryFileError(f"{shown}: changed into a link while being written; not written") from None
     except UnusableFileError as err:
         raise MemoryFileError(f"{shown}: {err.strerror}; fix or remove it, then try again") from None
     except StillChangingError:

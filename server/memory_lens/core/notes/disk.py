@@ -29,9 +29,8 @@ from memory_lens.core.notes.model import (
     decode_note,
     revision_of,
 )
-from memory_lens.core.temp_files import remove_stale_temp_files
 from memory_lens.core.write_policy import WriteArea
-from memory_lens.core.writer import MemoryFileError, OutsideLinkError, delete_file, update_memory_file
+from memory_lens.core.writer import MemoryFileError, OutsideLinkError, delete_file, sweep_temp_files, update_memory_file
 
 
 def read_note_file(path: Path, scope: Scope) -> StoredNote:
@@ -237,7 +236,7 @@ def list_note_files(directory: Path, give_way: Callable[[], None] | None = None)
         return {}
     for fname in leftovers:
         if is_note_file(fname):
-            remove_stale_temp_files(directory / fname)
+            sweep_temp_files(directory / fname)  # unless a writer is at work on it
     return out
 
 
