@@ -258,7 +258,7 @@ def _open_regular(path: Path) -> int | None:
     except FileNotFoundError:
         return None
     except OSError as err:
-        if err.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+        if err.errno in (errno.ELOOP, errno.EMLINK):  # what O_NOFOLLOW says of a link (it may be gone again)
             raise ChangedIntoLinkError(err.errno, "changed into a link while being written") from None
         raise
     reason = _kind_reason(os.fstat(fd).st_mode)
