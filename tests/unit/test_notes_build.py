@@ -209,21 +209,25 @@ def test_creating_a_note_lists_no_notes_directory(sandbox: NotesSandbox, monkeyp
 
 
 def test_a_killed_writers_temporary_file_is_removed_by_the_next_listing(sandbox: NotesSandbox) -> None:  # noqa: F811
-    import subprocess
-    import sys
+    """Unless a writer holds that note's lock right then: its temporary file is in use."""
+    from pathlib import Path
 
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
+    from memory_lens.core.writer import lock_for
+
     store = sandbox.store()
     store.create("a", "x")
+    store.create("c", "z")
     directory = sandbox.project_dir()
-    dead = directory / f".a.json.ml{child.pid}-abcd_123.tmp"
-    live = directory / f".a.json.ml{os.getpid()}-abcd_123.tmp"  # another thread's, maybe: kept
-    for path in (dead, live):
+    dead = directory / ".a.json.ml4194303-abcd_123.tmp"
+    in_use = directory / f".c.json.ml{os.getpid()}-abcd_123.tmp"
+    for path in (dead, in_use):
         path.write_text("half a note")
     store.create("b", "y")
     assert dead.exists()  # a write does not list the directory for it
+    with lock_for(Path(os.path.realpath(directory / "c.json"))):  # a writer at work on note c
+        store.index.sync(force=True)
+    assert not dead.exists() and in_use.exists()
     store.index.sync(force=True)
-    assert not dead.exists() and live.exists()
-    assert [n.name for n in store.list().notes] == ["a", "b"]
+    assert not in_use.exists()
+    assert sorted(n.name for n in store.list().notes) == ["a", "b", "c"]
     store.close()
