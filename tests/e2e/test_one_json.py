@@ -1,4 +1,6 @@
-"""One JSON per result, whichever front end gives it: the effective view of every agent as
+"""One JSON per result, whichever front end gives it: the entries of a chain as `memory-lens
+list --format json`, MCP's `list_memory_entries` and the `memoryLens.server.list` command give
+them; the effective view of every agent as
 `memory-lens show --format json`, the MCP tool `effective_memory` and the language server's
 `memory/effective` (camelCase, with `uri` and `dirty`) give it, and a finding as
 `memory-lens check --format json` and the published diagnostics give it."""
@@ -14,7 +16,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from memory_lens.core.agents import AGENTS
 
 from .conftest import Starter
-from .harness import Workspace, uri_of
+from .harness import CMD_LIST, Workspace, uri_of
 
 pytestmark = pytest.mark.clients("visual-studio-code")
 CAMEL = {"project_root": "projectRoot", "target_dir": "targetDir"}
@@ -51,6 +53,12 @@ async def test_effective_view_and_findings_are_one_json(ws: Workspace, start: St
             assert from_lsp == {**{CAMEL.get(k, k): v for k, v in cli.items()},
                                 "sources": [{"uri": uri_of(s["path"]), **s, "dirty": False}
                                             for s in cli["sources"]]}, agent
+        entries = await ws.cli_json("list", "--dir", str(target))
+        assert len(entries) >= 3
+        result = await mcp.call_tool("list_memory_entries", {"path": "pkg/sub/deeper", "limit": 100})
+        assert result.structured_content["entries"] == entries
+        from_lsp = await lsp.command(CMD_LIST, {"uri": uri_of(target / "mod.py")})
+        assert [{k: e[k] for k in ("text", "path", "line", "scope")} for e in from_lsp] == entries
         gemini = await ws.cli_json("show", str(target))
         assert gemini["warnings"] and "deeper/GEMINI.md: skipped" in gemini["warnings"][0]
 

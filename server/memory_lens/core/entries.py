@@ -54,7 +54,9 @@ class ListedEntry:
     end_line: int = 0  # 1-based, last line of the entry
 
     def to_json(self) -> dict:
-        return {"text": self.text, "path": str(self.path), "line": self.line, "scope": self.scope.value}
+        """An entry's one JSON: `list --format json`, MCP's list_memory_entries and remove_memory_entry,
+        the language server's list and remove commands (which add `uri` and more)."""
+        return entry_json(self.text, self.path, self.line, self.scope)
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,14 @@ class RemoveResult:
     scope: Scope
     text: str
     line: int  # 1-based line the entry started on
+
+    def to_json(self) -> dict:
+        return entry_json(self.text, self.path, self.line, self.scope)
+
+
+def entry_json(text: str, path: Path, line: int, scope: Scope) -> dict:
+    """An entry as JSON: its text, file, 1-based first line and scope."""
+    return {"text": text, "path": str(path), "line": line, "scope": scope.value}
 
 
 def resolve_scope(scope: Scope | str | None, target_dir: Path) -> tuple[Scope, Path | None]:

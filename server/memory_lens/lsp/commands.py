@@ -26,6 +26,7 @@ from memory_lens.core.edit import EntryTextError
 from memory_lens.core.entries import (
     EntryNotFoundError,
     NoProjectError,
+    entry_json,
     find_saved_entry,
     first_entry,
     list_entries,
@@ -264,8 +265,7 @@ def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
                 if (where := _in_buffer(ls, path, _entry_on_disk(ls, path, line))) is not None:
                     return remove_in_buffer(ls, *where, scope_of(ls, path))
                 entry = remove_entry_at(path, line - 1, area_of(ls, path))
-            result = {"path": str(path), "uri": path_to_uri(path), "scope": scope_of(ls, path).value,
-                      "text": entry.text, "line": entry.line + 1}
+            result = {**entry_json(entry.text, path, entry.line + 1, scope_of(ls, path)), "uri": path_to_uri(path)}
         else:
             text = _str_arg(args, "text")
             scope = _scope_arg(args)
@@ -280,8 +280,7 @@ def remove(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
                 return remove_in_buffer(ls, *where, scope_of(ls, match[0].path))
             removed = remove_entry(text, directory, ls.settings, scope, hint=FOLLOW_HINT)
             path = removed.path
-            result = {"path": str(path), "uri": path_to_uri(path), "scope": removed.scope.value,
-                      "text": removed.text, "line": removed.line}
+            result = {**removed.to_json(), "uri": path_to_uri(path)}
     except (EntryNotFoundError, MemoryFileError) as err:
         raise _failed(err) from None
     ls.store.invalidate([path])

@@ -272,8 +272,7 @@ def remove_memory_entry(ctx: ToolContext, text: str, scope: str | None = None) -
         removed = remove_entry(text, ctx.directory, ctx.settings, scope, warn=warnings.append)
     except (EntryNotFoundError, MemoryFileError) as err:
         raise ToolFailure(str(err).strip("'\"")) from None
-    return {"removed": {"text": removed.text, "path": str(removed.path), "line": removed.line,
-                        "scope": removed.scope.value}, "warnings": warnings}
+    return {"removed": removed.to_json(), "warnings": warnings}
 
 
 def effective_memory(ctx: ToolContext, path: str | None = None, agent: str | None = None,
