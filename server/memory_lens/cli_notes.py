@@ -6,7 +6,7 @@
     notes edit NAME [CONTENT | --file PATH | -] [--tag TAG]... [--no-tags] [--scope ...] [--revision REV]
     notes delete NAME [--scope project|global] [--revision REV]
     notes search QUERY [--tag TAG]... [--scope project|global|both] [--limit N] [--cursor C]
-    notes backup ARCHIVE [--scope project|global|both]
+    notes backup ARCHIVE [--scope project|global|both] [--force]
     notes restore ARCHIVE [--scope project|global|both] [--replace]
     notes export [FILE|-] [--as jsonl|markdown] [--scope project|global|both] [--tag TAG]...
     notes import FILE|- [--as jsonl|markdown] [--scope project|global] [--replace]
@@ -119,14 +119,16 @@ def add_notes_parser(sub: Any, common: argparse.ArgumentParser, parser_class: ty
     _page_args(p)
 
     p = cmds.add_parser("backup", parents=parents, help="write the note files into one archive",
-                        description="Write the note files of one or both scopes into ARCHIVE (.tar.gz).")
-    p.add_argument("archive", metavar="ARCHIVE", help="the archive file to write (.tar.gz)")
+                        description="Write the note files of one or both scopes into ARCHIVE: a zip for a "
+                                    ".zip name, a gzipped tar for .tar.gz or .tgz.")
+    p.add_argument("archive", metavar="ARCHIVE", help="the archive file to write (.zip, .tar.gz or .tgz)")
     p.add_argument("--scope", **read_scope)
+    p.add_argument("--force", action="store_true", help="overwrite ARCHIVE if it exists")
 
     p = cmds.add_parser("restore", parents=parents, help="put notes back from a backup",
                         description="Restore note files from ARCHIVE. A different note already there is a "
                                     "conflict, kept unless --replace.")
-    p.add_argument("archive", metavar="ARCHIVE", help="an archive written by `notes backup`")
+    p.add_argument("archive", metavar="ARCHIVE", help="an archive written by `notes backup` (.zip or .tar.gz)")
     p.add_argument("--scope", **read_scope)
     p.add_argument("--replace", action="store_true", help="overwrite notes that differ from the backup")
 
@@ -228,12 +230,15 @@ def open_store(args: argparse.Namespace, settings: Settings) -> NotesStore:
 
 def cmd_notes(args: argparse.Namespace, settings: Settings) -> int:
     from memory_lens.core.notes import NoteError
+    from memory_lens.core.notes.store import NoProjectError
 
     out = _Out(args.format)
     handler = HANDLERS[args.notes_command]
     store = open_store(args, settings)
     try:
         return handler(store, args, out)
+    except NoProjectError as err:
+        raise Failure(err.worded("`--scope global`")) from None
     except NoteError as err:
         raise Failure(str(err)) from None
     finally:
@@ -417,7 +422,7 @@ def _scopes(store: NotesStore, scope: str) -> list[Any]:
 def run_backup(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
     from memory_lens.core.notes import transfer
 
-    result = transfer.backup(store, Path(os.path.abspath(args.archive)), _scopes(store, args.scope))
+    result = transfer.backup(store, Path(os.path.abspath(args.archive)), _scopes(store, args.scope), args.force)
     if args.format == "json":
         out.json(result.to_json())
     else:

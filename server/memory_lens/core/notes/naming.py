@@ -57,19 +57,24 @@ def is_plain(name: str) -> bool:
 
 def note_filename(name: str, hash_length: int = 8) -> str:
     """The file NAME is created in (see the module docstring)."""
-    if is_plain(name):
-        return name + SUFFIX
+    return name + SUFFIX if is_plain(name) else _hashed_filename(name, hash_length)
+
+
+def _hashed_filename(name: str, hash_length: int) -> str:
     stem = slug(name)
     digest = name_hash(name, hash_length)
     return f"{stem}-{digest}{SUFFIX}" if stem else f"note-{digest}{SUFFIX}"
 
 
 def candidate_filenames(name: str) -> list[str]:
-    """Where NAME may be, in order: its file name, then the longer-hash form used when another
-    name already took the short one (a hash collision; it does not happen in practice)."""
-    first = note_filename(name)
-    longer = note_filename(name, 16)
-    return [first] if longer == first else [first, longer]
+    """Where NAME may be, in order: its file name, then the form used when another note already
+    holds that file: a plain name's own file may hold a note whose name merely slugs to it
+    (`Build Issues` is in `build-issues-d3533b69.json`, so the note `build-issues-d3533b69`
+    goes to `build-issues-d3533b69-<hash>.json`); a hashed name's next form has a longer hash
+    (a collision of 8 hex digits; it does not happen in practice)."""
+    if is_plain(name):
+        return [name + SUFFIX, _hashed_filename(name, 8)]
+    return [_hashed_filename(name, 8), _hashed_filename(name, 16)]
 
 
 def is_note_file(filename: str) -> bool:

@@ -54,7 +54,16 @@ INDEX_VERSION = 1
 
 
 class NoProjectError(NoteError):
-    """Project notes were asked for outside any project."""
+    """Project notes were asked for outside any project. `worded(option)` is the message with
+    the way to ask for global notes in the caller's own words (`--scope global` in the CLI)."""
+
+    reason = "not inside a project (no .git found above the working directory), so there are no project notes"
+
+    def __init__(self) -> None:
+        super().__init__(self.worded("the global scope"))
+
+    def worded(self, global_scope: str) -> str:
+        return f"{self.reason}: use {global_scope}, or run `git init` at the project root"
 
 
 @dataclass(frozen=True)
@@ -151,8 +160,7 @@ class NotesStore:
         for loc in self.locations:
             if loc.scope is scope:
                 return loc
-        raise NoProjectError("not inside a project (no .git found above the working directory), so there are "
-                             "no project notes: use scope global, or run `git init` at the project root")
+        raise NoProjectError()
 
     def _scopes(self, scope: Any) -> list[Scope]:
         chosen = parse_scope(scope, allow_both=True)
@@ -255,7 +263,8 @@ class NotesStore:
                 continue
             if there.name == name:  # another process created it since the caller looked
                 raise self._exists(name, loc.scope)
-        return loc.directory / names[-1]  # taken by another name: create fails with "exists"
+        raise NoteExistsError(f"cannot create the note {name!r}: its files {', '.join(names)} in {loc.directory} "
+                              "hold other notes; give it another name")
 
     def find(self, name: str, scope: Scope) -> StoredNote | None:
         """The note NAME in SCOPE only, or None."""

@@ -2,7 +2,8 @@
 Markdown bundle).
 
 - **backup** writes the note files of one or both scopes, byte for byte (unusable ones too, so
-  nothing is lost), into one `.tar.gz` with a manifest, `memory-lens-backup.json`.
+  nothing is lost), into one `.zip` or `.tar.gz` (by its name) with a manifest,
+  `memory-lens-backup.json`.
 - **restore** puts them back into the current notes directories (which need not be the ones
   they came from). A file whose note is missing is written; one that is already there, the same,
   is left alone; one that differs is a conflict, reported and left alone, unless `replace`.
@@ -19,8 +20,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import tarfile
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -103,25 +106,48 @@ def _note_files(directory: Path) -> list[Path]:
         return []
 
 
-def backup(store: NotesStore, archive: Path, scopes: Sequence[Scope]) -> BackupResult:
-    """Write every note file of SCOPES into ARCHIVE (a `.tar.gz`), atomically."""
-    buffer = io.BytesIO()
+ARCHIVE_KINDS = {".zip": "zip", ".tar.gz": "tar.gz", ".tgz": "tar.gz"}
+
+
+def archive_kind(archive: Path) -> str:
+    """`zip` or `tar.gz`, from ARCHIVE's name; NoteInvalidError for any other name."""
+    lower = archive.name.lower()
+    for suffix, kind in ARCHIVE_KINDS.items():
+        if lower.endswith(suffix):
+            return kind
+    raise NoteInvalidError(f"{archive}: name the backup .zip, .tar.gz or .tgz (its format follows the name)")
+
+
+def backup(store: NotesStore, archive: Path, scopes: Sequence[Scope], force: bool = False) -> BackupResult:
+    """Write every note file of SCOPES into ARCHIVE (a zip or a gzipped tar, by its name),
+    atomically; an existing ARCHIVE is replaced only with FORCE."""
+    kind = archive_kind(archive)
+    if os.path.lexists(archive) and not force:
+        raise NoteExistsError(f"{archive} already exists; use --force to overwrite it, or give another name")
+    members: list[tuple[str, bytes]] = []
     counts: dict[str, int] = {}
     manifest: dict[str, Any] = {"format": BACKUP_FORMAT, "version": 1, "created_at": now_timestamp(),
                                 "layout": store.settings.layout.value, "scopes": {}}
-    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
-        for scope in scopes:
-            loc = store.location(scope)
-            files = _note_files(loc.directory)
-            for path in files:
-                try:
-                    data = path.read_bytes()
-                except OSError as err:
-                    raise NoteFileError(f"{path}: cannot be read: {err.strerror or err}") from None
-                _add(tar, f"{scope.value}/{path.name}", data)
-            counts[scope.value] = len(files)
-            manifest["scopes"][scope.value] = {"directory": str(loc.directory), "files": len(files)}
-        _add(tar, MANIFEST, (json.dumps(manifest, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    for scope in scopes:
+        loc = store.location(scope)
+        files = _note_files(loc.directory)
+        for path in files:
+            try:
+                members.append((f"{scope.value}/{path.name}", path.read_bytes()))
+            except OSError as err:
+                raise NoteFileError(f"{path}: cannot be read: {err.strerror or err}") from None
+        counts[scope.value] = len(files)
+        manifest["scopes"][scope.value] = {"directory": str(loc.directory), "files": len(files)}
+    members.append((MANIFEST, (json.dumps(manifest, ensure_ascii=False, indent=2) + "\n").encode("utf-8")))
+    buffer = io.BytesIO()
+    if kind == "zip":
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zipped:
+            for name, data in members:
+                zipped.writestr(name, data)
+    else:
+        with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+            for name, data in members:
+                _add(tar, name, data)
     try:
         archive.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(archive, buffer.getvalue())
@@ -138,43 +164,87 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
-def _archive_members(archive: Path) -> Iterator[tuple[str, bytes | None, str]]:
-    """(member name, its bytes or None, why it is skipped) of every member of ARCHIVE; the
-    manifest must be there. Members are read into memory, never extracted."""
+NOT_A_BACKUP = "not a Memory Lens notes backup"
+
+
+def _archive_members(archive: Path) -> tuple[int, Iterator[tuple[str, bytes | None, str]]]:
+    """How many members ARCHIVE (a zip or a tar, whatever its name) has, and (member name, its
+    bytes or None, why it is skipped) of each but the manifest, which must be there. Members are
+    read into memory one at a time, never extracted."""
     try:
+        if zipfile.is_zipfile(archive):
+            return _zip_members(archive)
         tar = tarfile.open(archive, mode="r:*")
     except FileNotFoundError:
         raise NoteFileError(f"{archive}: no such file") from None
     except IsADirectoryError:
         raise NoteFileError(f"{archive}: is a directory; give the backup's archive file") from None
-    except (tarfile.TarError, OSError, EOFError):
-        raise NoteFileError(f"{archive}: not a Memory Lens notes backup (not a readable .tar.gz archive)") from None
-    with tar:
-        try:
-            members = tar.getmembers()
-        except (tarfile.TarError, OSError, EOFError) as err:
-            raise NoteFileError(f"{archive}: the archive is damaged ({' '.join(str(err).split())})") from None
-        names = {m.name for m in members}
-        if MANIFEST not in names:
-            raise NoteFileError(f"{archive}: not a Memory Lens notes backup (no {MANIFEST} in it)")
-        for member in members:
-            if member.name == MANIFEST:
-                continue
-            if not member.isfile():
-                yield member.name, None, "not a regular file"
-                continue
-            if member.size > MAX_FILE_BYTES:
-                yield member.name, None, f"too large ({member.size} bytes)"
-                continue
-            handle = tar.extractfile(member)
-            yield member.name, handle.read() if handle else b"", ""
+    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError):
+        raise NoteFileError(f"{archive}: {NOT_A_BACKUP} (not a readable .zip or .tar.gz archive)") from None
+    try:
+        members = tar.getmembers()
+    except (tarfile.TarError, OSError, EOFError) as err:
+        tar.close()
+        raise NoteFileError(f"{archive}: the archive is damaged ({' '.join(str(err).split())})") from None
+    _require_manifest(archive, [m.name for m in members])
+
+    def read() -> Iterator[tuple[str, bytes | None, str]]:
+        with tar:
+            for member in members:
+                if member.name == MANIFEST:
+                    continue
+                if not member.isfile():
+                    yield member.name, None, "not a regular file"
+                elif member.size > MAX_FILE_BYTES:
+                    yield member.name, None, f"too large ({member.size} bytes)"
+                else:
+                    handle = tar.extractfile(member)
+                    yield member.name, handle.read() if handle else b"", ""
+
+    return len(members) - 1, read()
+
+
+def _zip_members(archive: Path) -> tuple[int, Iterator[tuple[str, bytes | None, str]]]:
+    zipped = zipfile.ZipFile(archive)
+    infos = zipped.infolist()
+    try:
+        _require_manifest(archive, [i.filename for i in infos])
+    except NoteFileError:
+        zipped.close()
+        raise
+
+    def read() -> Iterator[tuple[str, bytes | None, str]]:
+        with zipped:
+            for info in infos:
+                if info.filename == MANIFEST:
+                    continue
+                if info.is_dir():
+                    yield info.filename, None, "not a regular file"
+                elif info.file_size > MAX_FILE_BYTES:
+                    yield info.filename, None, f"too large ({info.file_size} bytes)"
+                else:
+                    try:
+                        with zipped.open(info) as handle:  # a size the header understates is cut here
+                            data = handle.read(MAX_FILE_BYTES + 1)
+                    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as err:
+                        yield info.filename, None, f"cannot be read ({' '.join(str(err).split())})"
+                        continue
+                    yield (info.filename, None, "too large") if len(data) > MAX_FILE_BYTES else (info.filename, data, "")
+
+    return len(infos) - 1, read()
+
+
+def _require_manifest(archive: Path, names: list[str]) -> None:
+    if MANIFEST not in names:
+        raise NoteFileError(f"{archive}: {NOT_A_BACKUP} (no {MANIFEST} in it)")
 
 
 def restore(store: NotesStore, archive: Path, scopes: Sequence[Scope], replace: bool = False) -> TransferReport:
     """Put the note files of ARCHIVE for SCOPES back (see the module docstring)."""
     report = TransferReport()
     wanted = {s.value for s in scopes}
-    for member, data, why in _archive_members(archive):
+    _, members = _archive_members(archive)
+    for member, data, why in members:
         scope_name, _, fname = member.partition("/")
         if scope_name not in ("project", "global") or "/" in fname or not is_note_file(fname):
             report.skipped.append(f"{member}: not a note file of the backup")
