@@ -26,8 +26,9 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from memory_lens.cli_errors import PROG, Failure, UsageError
 
@@ -443,10 +444,24 @@ def _report(report: Any, args: argparse.Namespace, out: _Out, verb: str) -> int:
     return 0 if report.complete else 1
 
 
+@contextmanager
+def _progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr when it is a terminal (`terminal_progress`), erased at the end."""
+    from memory_lens.terminal_progress import terminal_progress
+
+    bar = terminal_progress(sys.stderr)
+    try:
+        yield (lambda done, total: bar.advance(done, total, label)) if bar else None
+    finally:
+        if bar:
+            bar.close()
+
+
 def run_restore(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
     from memory_lens.core.notes import transfer
 
-    report = transfer.restore(store, Path(args.archive), _scopes(store, args.scope), args.replace)
+    with _progress("restored {done} of {total} archive members") as progress:
+        report = transfer.restore(store, Path(args.archive), _scopes(store, args.scope), args.replace, progress)
     return _report(report, args, out, "restored")
 
 
@@ -477,7 +492,8 @@ def run_import(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
     except OSError as err:
         raise Failure(f"{args.file}: cannot read: {err.strerror or err}") from None
     text = _decode(data, args.file)
-    report = transfer.import_notes(store, text, args.as_format, args.scope, args.replace)
+    with _progress("imported {done} of {total} notes") as progress:
+        report = transfer.import_notes(store, text, args.as_format, args.scope, args.replace, progress)
     return _report(report, args, out, "imported")
 
 

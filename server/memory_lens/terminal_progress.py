@@ -1,4 +1,5 @@
-"""The progress bar `memory-lens check` draws on stderr while it walks and checks a tree.
+"""The progress bar `memory-lens check` draws on stderr while it walks and checks a tree, and
+`notes restore` and `notes import` while they write notes.
 
 Drawn only when stderr is a terminal: piped or redirected, nothing is written (scripts and logs
 see the same output as before). The bar redraws one line in place (`\\r`) at most every
@@ -36,10 +37,14 @@ class TerminalProgress:
         self._draw(f"scanning {directory} for memory files…")
 
     def checked(self, done: int, total: int) -> None:
+        self.advance(done, total, "checked {done} of {total} memory files")
+
+    def advance(self, done: int, total: int, label: str) -> None:
+        """DONE of TOTAL: LABEL (with `{done}` and `{total}` in it) beside the bar."""
         if done < total and time.monotonic() - self._last < MIN_INTERVAL:
             return
         filled = BAR_WIDTH * done // total if total else BAR_WIDTH
-        self._draw(f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] checked {done} of {total} memory files")
+        self._draw(f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] " + label.format(done=done, total=total))
 
     def _draw(self, line: str) -> None:
         width = shutil.get_terminal_size((80, 24)).columns

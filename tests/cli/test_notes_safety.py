@@ -46,6 +46,54 @@ def test_a_plain_name_whose_file_another_note_holds_is_usable(ws: Workspace, pro
     assert ws.ok("notes", "read", "Build Issues", cwd=proj).stdout == "npm ci fails\n"
 
 
+@pytest.mark.parametrize("name", ["notes\u200b", "\u202eevil", "a\u2066b", "x\ufeff", "\u3164"])
+def test_a_name_with_invisible_or_bidi_characters_is_refused(ws: Workspace, proj: Path, name: str) -> None:
+    error = one_line_error(ws.run("notes", "create", name, "x", cwd=proj))
+    assert "invisible or bidirectional control characters" in error and "U+" in error, error
+    assert not notes_dir(proj).exists()
+
+
+def test_a_name_that_looks_like_another_is_created_with_a_warning(ws: Workspace, proj: Path) -> None:
+    ws.ok("notes", "create", "Notes", "latin", cwd=proj)
+    ws.ok("notes", "create", "l0g", "digits", "--scope", "global", cwd=proj)
+    r = ws.ok("notes", "create", "N\u043etes", "cyrillic o", cwd=proj)
+    assert "warning: the note name 'N\u043etes' looks like that of the project note 'Notes'" in r.stderr, r.stderr
+    assert "U+043E" in r.stderr
+    r = ws.ok("notes", "create", "log", "plain", cwd=proj)
+    assert "looks like that of the global note 'l0g'" in r.stderr, r.stderr
+    r = ws.ok("notes", "create", "notes", "only the case differs from 'Notes': no warning about it", cwd=proj)
+    assert "(U+006F where it has U+043E)" in r.stderr and "'Notes'" not in r.stderr, r.stderr
+    assert ws.ok("notes", "read", "N\u043etes", cwd=proj).stdout == "cyrillic o\n"
+
+
+def _note_text(name: str, content: str) -> str:
+    return json.dumps({"name": name, "content": content, "tags": [], "created_at": "2025-10-08T03:07:11Z",
+                       "updated_at": "2025-10-08T03:07:11Z"})
+
+
+def test_a_note_file_linking_out_of_its_area_is_not_read(ws: Workspace, proj: Path) -> None:
+    global_dir = ws.config_dir / "memory-lens" / "notes"
+    global_dir.mkdir(parents=True)
+    (global_dir.parent / "outside.json").write_text(_note_text("link", "SECRET-ONE"), encoding="utf-8")
+    (global_dir / "link.json").symlink_to("../outside.json")
+    ws.write("elsewhere/key.json", _note_text("key", "SECRET-TWO"))
+    notes_dir(proj).mkdir(parents=True)
+    (notes_dir(proj) / "key.json").symlink_to(ws.path("elsewhere/key.json"))
+    ws.write("proj/docs/shared.json", _note_text("shared", "inside the project"))
+    (notes_dir(proj) / "shared.json").symlink_to("../../docs/shared.json")
+
+    for name, target in (("link", global_dir.parent / "outside.json"), ("key", ws.path("elsewhere/key.json"))):
+        error = one_line_error(ws.run("notes", "read", name, cwd=proj))
+        assert f"is a link to {target}, outside" in error and "SECRET" not in error, error
+    assert ws.ok("notes", "read", "shared", cwd=proj).stdout == "inside the project\n"  # a link inside the project
+    listed = ws.run("notes", "list", "--format", "json", cwd=proj)
+    assert [n["name"] for n in listed.json()["notes"]] == ["shared"], listed
+    assert len(listed.json()["problems"]) == 2 and "SECRET" not in listed.stdout + listed.stderr
+    assert ws.json("notes", "search", "SECRET*", cwd=proj)["notes"] == []
+    allowed = ws.ok("notes", "read", "key", "--follow-outside-links", cwd=proj)  # the user's own opt-in
+    assert allowed.stdout == "SECRET-TWO\n"
+
+
 def test_project_scope_outside_a_project_names_the_option(ws: Workspace) -> None:
     outside = ws.mkdir("plain")
     error = one_line_error(ws.run("notes", "create", "o2", "x", "--scope", "project", cwd=outside))
@@ -101,3 +149,50 @@ def test_restore_reads_a_zip_member_as_data_never_as_a_path(ws: Workspace, proj:
     damaged = ws.write("damaged.zip", b"PK\x03\x04 not really")
     assert "not a Memory Lens notes backup" in one_line_error(ws.run("notes", "restore", str(damaged), cwd=proj))
 
+
+
+STRESS_NOTES = 5000
+
+
+def test_restore_and_import_of_thousands_of_notes_is_exact(ws: Workspace, proj: Path) -> None:
+    """A bounded stress test: 5,000 notes (half project, half global, plain and free-form names)
+    backed up, restored into another project with the bar on a terminal, and imported into a
+    third: every note comes back byte for byte, once. Timings are in benchmarks/."""
+    from test_check_progress import ERASE, run_with_terminal_stderr
+
+    stamp = "2025-10-08T03:07:11Z"
+    files: dict[str, bytes] = {}
+    global_dir = ws.path("g-source")
+    for i in range(STRESS_NOTES):
+        scope = "project" if i % 2 == 0 else "global"
+        name = f"note-{i}" if i % 3 else f"Note {i} — ünïcode"
+        note = {"name": name, "content": f"content {i}\nline two", "tags": [f"t{i % 7}"],
+                "created_at": stamp, "updated_at": stamp, "scope": scope}
+        directory = notes_dir(proj) if scope == "project" else global_dir
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / (f"{name}.json" if i % 3 else f"n{i}-hand-named.json")
+        path.write_text(json.dumps(note, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        files[f"{scope}/{path.name}"] = path.read_bytes()
+    archive = ws.path("all.tar.gz")
+    ws.ok("notes", "backup", str(archive), "--notes-dir", str(global_dir), cwd=proj)
+    export = ws.path("all.jsonl")
+    ws.ok("notes", "export", str(export), "--notes-dir", str(global_dir), cwd=proj)
+
+    target = ws.project("target")
+    status, out, terminal = run_with_terminal_stderr(ws, "notes", "restore", str(archive), "--notes-dir",
+                                                     str(ws.path("g-target")), cwd=target)
+    assert status == 0, terminal
+    assert f"] restored {STRESS_NOTES} of {STRESS_NOTES} archive members{ERASE}" in terminal, terminal[-300:]
+    assert terminal.rsplit(ERASE, 1)[1] == (f"memory-lens: restored: {STRESS_NOTES} created, 0 replaced, "
+                                            "0 unchanged, 0 conflict(s), 0 skipped\n")
+    restored = {f"project/{p.name}": p.read_bytes() for p in notes_dir(target).iterdir()}
+    restored.update({f"global/{p.name}": p.read_bytes() for p in ws.path("g-target").iterdir()})
+    assert restored == files
+    listed = ws.json("notes", "list", "--notes-dir", str(ws.path("g-target")), cwd=target)
+    assert listed["total"] == STRESS_NOTES and listed["problems"] == []
+
+    other = ws.project("imported")
+    report = ws.json("notes", "import", str(export), "--notes-dir", str(ws.path("g-imported")), cwd=other)
+    assert len(report["created"]) == STRESS_NOTES and report["skipped"] == report["conflicts"] == []
+    assert ws.ok("notes", "read", "Note 3 — ünïcode", "--notes-dir", str(ws.path("g-imported")),
+                 cwd=other).stdout == "content 3\nline two\n"

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 from memory_lens.core.discovery import Scope
 from memory_lens.core.files import FileStatus, decode_memory_bytes, read_memory_file
@@ -29,13 +30,23 @@ from memory_lens.core.notes.model import (
     decode_note,
     revision_of,
 )
-from memory_lens.core.write_policy import WriteArea
-from memory_lens.core.writer import MemoryFileError, OutsideLinkError, delete_file, sweep_temp_files, update_memory_file
+from memory_lens.core.temp_files import temp_prefix
+from memory_lens.core.write_policy import WriteArea, is_inside
+from memory_lens.core.writer import (
+    MemoryFileError,
+    OutsideLinkError,
+    allowed_target,
+    delete_file,
+    lock_for,
+    sweep_temp_files,
+    update_memory_file,
+)
 
 
-def read_note_file(path: Path, scope: Scope) -> StoredNote:
+def read_note_file(path: Path, scope: Scope, area: WriteArea | None = None) -> StoredNote:
     """The note in PATH. NoteNotFoundError when there is no such file; NoteFileError (the
-    message is the reason, without the path) when the file is not a usable note."""
+    message is the reason, without the path) when the file is not a usable note, or when AREA
+    is given and PATH leads out of it through a symbolic link (`outside_area`)."""
     try:
         size = os.stat(path).st_size
     except FileNotFoundError:
@@ -44,6 +55,9 @@ def read_note_file(path: Path, scope: Scope) -> StoredNote:
         raise NoteNotFoundError(f"{path}: no such note file") from None
     except OSError as err:
         raise NoteFileError(f"cannot be read: {err.strerror or err}") from None
+    outside = outside_area(path, area)
+    if outside:
+        raise NoteFileError(outside)
     if size > MAX_FILE_BYTES:
         raise NoteFileError(f"is too large for a note ({size} bytes; the limit is {MAX_FILE_BYTES})")
     got = read_memory_file(path, MAX_FILE_BYTES)
@@ -54,16 +68,30 @@ def read_note_file(path: Path, scope: Scope) -> StoredNote:
     return StoredNote(decode_note(got.text, scope), path, revision_of(got.text))
 
 
-def read_note_files(directory: Path, scope: Scope, fnames: Iterable[str]) -> Iterator[tuple[str, tuple[Note, str] | str]]:
+def outside_area(path: Path, area: WriteArea | None) -> str | None:
+    """Why PATH is not read: through a symbolic link (its own or a directory's), it leads out
+    of AREA (the notes directory's link rule of `write_policy`, applied to reads) and the user
+    has not allowed that; None when it may be read."""
+    if area is None or area.allows_outside():
+        return None
+    real = os.path.realpath(path)
+    if is_inside(real, area.roots):
+        return None
+    return f"is a link to {real}, outside {area.what}; not read ({area.hint})"
+
+
+def read_note_files(directory: Path, scope: Scope, fnames: Iterable[str],
+                    area: WriteArea | None = None) -> Iterator[tuple[str, tuple[Note, str] | str]]:
     """(file name, (note, revision)) for each of FNAMES in DIRECTORY, or (file name, why it is
     not a usable note): what `read_note_file` gives for each, read the short way. A plain
-    regular file within the size limits is read through one directory descriptor (a `stat`, an
-    `open`, an `fstat`, one `read`); anything else (a symbolic link that dangles, a FIFO, a file
-    growing or shrinking meanwhile, bytes that are not UTF-8) goes through `read_note_file`, so
-    every file gets the same answer and the same reason either way."""
+    regular file within the size limits is read through one directory descriptor (an `lstat`,
+    an `open`, an `fstat`, one `read`); anything else (a symbolic link, a FIFO, a file growing
+    or shrinking meanwhile, bytes that are not UTF-8, a directory that leads out of AREA) goes
+    through `read_note_file`, so every file gets the same answer and the same reason either way."""
     limit = MAX_FILE_BYTES
     try:
-        dir_fd: int | None = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        dir_fd: int | None = None if outside_area(directory, area) else os.open(
+            directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError):
         dir_fd = None
     try:
@@ -71,7 +99,7 @@ def read_note_files(directory: Path, scope: Scope, fnames: Iterable[str]) -> Ite
             text = _read_plain(dir_fd, fname, limit) if dir_fd is not None else None
             try:
                 if text is None:
-                    stored = read_note_file(directory / fname, scope)
+                    stored = read_note_file(directory / fname, scope, area)
                     yield fname, (stored.note, stored.revision)
                 else:
                     yield fname, (decode_note(text, scope), revision_of(text))
@@ -84,7 +112,7 @@ def read_note_files(directory: Path, scope: Scope, fnames: Iterable[str]) -> Ite
             os.close(dir_fd)
 
 
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
 def _read_plain(dir_fd: int, fname: str, limit: int) -> str | None:
@@ -93,7 +121,7 @@ def _read_plain(dir_fd: int, fname: str, limit: int) -> str | None:
     it the careful way, which says what is wrong). Checked before opening, as the safe reader
     does, so a device or FIFO is never opened; O_NONBLOCK and `fstat` cover a swap meanwhile."""
     try:
-        before = os.stat(fname, dir_fd=dir_fd)
+        before = os.stat(fname, dir_fd=dir_fd, follow_symlinks=False)  # a link: the careful way
         if not stat.S_ISREG(before.st_mode) or before.st_size > limit:
             return None
         fd = os.open(fname, _READ_FLAGS, dir_fd=dir_fd)
@@ -122,6 +150,12 @@ def create_note_file(path: Path, note: Note, area: WriteArea | None = None) -> S
     """Write NOTE to the new file PATH; NoteExistsError when PATH exists (whatever it holds).
     AREA: where the write may land (`write_policy`; the store passes its location's)."""
     text = note.encode()
+    create_file(path, text, area)
+    return StoredNote(note, path, revision_of(text))
+
+
+def create_file(path: Path, text: str, area: WriteArea | None = None) -> None:
+    """Write TEXT to the new file PATH through the core writer; NoteExistsError when PATH exists."""
 
     def change(current: str) -> tuple[str, None]:
         if os.path.lexists(path):  # under the lock: whoever got here first created it
@@ -134,7 +168,89 @@ def create_note_file(path: Path, note: Note, area: WriteArea | None = None) -> S
         if os.path.lexists(path) and not isinstance(err, OutsideLinkError):
             raise NoteExistsError(f"{err}") from None
         raise _file_error(err) from None
-    return StoredNote(note, path, revision_of(text))
+
+
+BATCH_FILE = "memory-lens-batch.json"  # the name a batch's temporary files carry (`create_files`)
+
+
+def create_files(directory: Path, files: Sequence[tuple[str, str]], area: WriteArea | None = None) -> list[str]:
+    """Create each (file name, text) of FILES in DIRECTORY, each only where nothing is there; the
+    file names that were taken (left alone). For many files at once (restore, import): each text
+    goes to a temporary file, all are flushed to disk together (one `os.sync` where the system
+    has it, else an fsync each), then each is linked to its name, which fails, atomically, when
+    anything is there (a note, a link, a file another process created meanwhile); the directory
+    is flushed once. Nothing half-written is ever visible. The temporary files are named after
+    BATCH_FILE and the batch holds its lock, so a listing's sweep leaves them alone while the
+    batch runs and removes them after a killed one (`list_note_files`). On a file system
+    without hard links each file goes through the core writer instead."""
+    from filelock import Timeout as LockTimeout
+
+    try:
+        allowed_target(directory, area)
+        directory.mkdir(parents=True, exist_ok=True)
+    except MemoryFileError as err:
+        raise _file_error(err) from None
+    except OSError as err:
+        raise NoteFileError(f"{directory}: cannot create it: {err.strerror or err}") from None
+    umask = os.umask(0)
+    os.umask(umask)
+    batch_sync = hasattr(os, "sync")
+    batch = directory / BATCH_FILE
+    temps: list[tuple[str, str, Path]] = []
+    taken: list[str] = []
+    try:
+        with lock_for(Path(os.path.realpath(batch))):
+            try:
+                for fname, text in files:
+                    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(batch), suffix=".tmp", dir=directory)
+                    temps.append((fname, text, Path(tmp)))
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(text.encode("utf-8"))
+                        if not batch_sync:
+                            fh.flush()
+                            os.fsync(fh.fileno())
+                    os.chmod(tmp, 0o666 & ~umask)
+                if batch_sync:
+                    os.sync()
+                allowed_target(directory, area)  # again, right before the files appear
+                for fname, text, tmp in temps:
+                    try:
+                        os.link(tmp, directory / fname)
+                    except FileExistsError:
+                        taken.append(fname)
+                    except OSError:  # no hard links here: the writer's own way, one file at a time
+                        try:
+                            create_file(directory / fname, text, area)
+                        except NoteExistsError:
+                            taken.append(fname)
+            finally:
+                for _, _, tmp in temps:
+                    try:
+                        os.unlink(tmp)
+                    except OSError:
+                        pass
+    except MemoryFileError as err:
+        raise _file_error(err) from None
+    except LockTimeout:
+        raise NoteFileError(f"{directory}: another Memory Lens process is writing many notes there; "
+                            "try again when it is done") from None
+    except OSError as err:
+        raise NoteFileError(f"{directory}: cannot write note files: {err.strerror or err}") from None
+    _fsync_directory(directory)
+    return taken
+
+
+def _fsync_directory(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def rewrite_note_file(path: Path, scope: Scope, transform: Callable[[StoredNote], Note | None],
@@ -190,7 +306,7 @@ def delete_note_file(path: Path, scope: Scope, check: Callable[[StoredNote], Non
         raise _file_error(err) from None
 
 
-__all__ = ["NoteError", "create_note_file", "delete_note_file", "read_note_file", "read_note_files", "rewrite_note_file"]
+__all__ = ["NoteError", "create_files", "create_note_file", "delete_note_file", "read_note_file", "read_note_files", "rewrite_note_file"]
 
 
 # Listing a notes directory -----------------------------------------------------------------

@@ -33,7 +33,7 @@ import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from memory_lens.core.discovery import Scope
 from memory_lens.core.notes import fulltext, search
@@ -48,6 +48,7 @@ from memory_lens.core.notes.locations import Location
 from memory_lens.core.notes.model import Note, NoteError, tag_key
 from memory_lens.core.notes.naming import candidate_filenames
 from memory_lens.core.sqlite_wal import close_quietly, is_busy, use_wal
+from memory_lens.core.write_policy import WriteArea
 
 SCHEMA_VERSION = "5"
 log = logging.getLogger("memory_lens.notes")
@@ -107,8 +108,9 @@ class NotesIndex:
     Thread-safe: one lock serialises every use of the connection (the background refresh's too)."""
 
     def __init__(self, locations: Sequence[Location], index_dir: Path | None = None,
-                 freshness: float = 0.0) -> None:
+                 freshness: float = 0.0, areas: Mapping[Scope, WriteArea] | None = None) -> None:
         self.locations = list(locations)
+        self.areas = dict(areas or {})  # where each scope's note files may lead (`disk.read_note_files`)
         self.freshness = freshness
         self._lock = threading.RLock()
         self._closed = False
@@ -384,7 +386,7 @@ class NotesIndex:
     def _apply(self, loc: Location, disk: dict[str, Signature], stale: list[str], dropped: list[str]) -> None:
         """Drop the rows of the files DROPPED, read the files STALE (of DISK) and insert them, in
         one transaction: each table filled by one `executemany` (a full build is one of these)."""
-        parsed = list(read_note_files(loc.directory, loc.scope, stale))  # before the write lock
+        parsed = list(read_note_files(loc.directory, loc.scope, stale, self.areas.get(loc.scope)))  # before the write lock
         con = self._con
         scope = loc.scope.value
         con.execute("BEGIN IMMEDIATE")
@@ -535,6 +537,15 @@ class NotesIndex:
             return sorted(r[0] for r in self.guard(lambda: self._con.execute(
                 "SELECT fname FROM files WHERE scope=? AND name=? AND error IS NULL",
                 (scope.value, name)).fetchall()))
+
+    def names(self, scope: Scope, key_length: int | None = None) -> dict[str, str]:
+        """The file of every visible note of SCOPE, by name, as of the last sync; with
+        KEY_LENGTH, only those whose `name_key` has that many characters."""
+        where = "" if key_length is None else f" AND length(name_key)={int(key_length)}"
+        with self._lock:
+            return dict(self.guard(lambda: self._con.execute(
+                f"SELECT name, fname FROM files WHERE scope=? AND error IS NULL AND shadow=0{where}",
+                (scope.value,)).fetchall()))
 
     def rows(self, ids: Sequence[int]) -> list[Row]:
         """The rows of IDS, in that order."""

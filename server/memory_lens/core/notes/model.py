@@ -125,9 +125,43 @@ def _bad_chars(text: str) -> str | None:
     return f"U+{ord(found.group()):04X}" if found else None
 
 
+# Characters that show nothing or reorder what follows, so that a name shows as another: the
+# format characters (category Cf: zero-width spaces and joiners, bidirectional controls, the
+# byte order mark, the soft hyphen...) and the fillers and selectors that draw nothing.
+_BLANK = set("\u034f\u115f\u1160\u3164\uffa0\u180b\u180c\u180d\u180f") | {chr(c) for c in range(0xFE00, 0xFE10)}
+
+
+def _invisible(text: str) -> str | None:
+    if text.isascii():
+        return None
+    for ch in text:
+        if ch in _BLANK or unicodedata.category(ch) == "Cf" or 0xE0100 <= ord(ch) <= 0xE01EF:
+            return f"U+{ord(ch):04X} {unicodedata.name(ch, '')}".rstrip()
+    return None
+
+
+# Letters of other scripts that look like Latin ones (Unicode's confusables, UTS #39, for the
+# Cyrillic and Greek letters, as their capitals look once case-folded), and the digits read as o
+# and l: what `skeleton` maps. A one-for-one map, so a skeleton is as long as the case-folded name.
+_LOOKALIKES = str.maketrans("авекмнорстухіјѕԁԛԝһӏүαβεζηικμνορτυχ01",
+                            "abekmhopctyxijsdqwhlyabezhikmnoptyxol")
+
+
+def folded_name(name: str) -> str:
+    """NAME in NFKC, case-folded (as the index's `name_key`)."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def skeleton(name: str) -> str:
+    """What NAME looks like: `folded_name` with lookalike letters mapped to Latin. Two names with
+    one skeleton and different folded forms read as each other (`Nоtes` with a Cyrillic о, and
+    `Notes`)."""
+    return folded_name(name).translate(_LOOKALIKES)
+
+
 def validate_name(name: Any) -> str:
-    """NAME when it is a usable note name: 1-128 characters, any language, no control
-    characters, no leading or trailing whitespace."""
+    """NAME when it is a usable note name: 1-128 characters, any language, no control,
+    invisible or bidirectional control characters, no leading or trailing whitespace."""
     if not isinstance(name, str):
         raise NoteInvalidError("a note name must be a string")
     if not name or not name.strip():
@@ -139,6 +173,10 @@ def validate_name(name: Any) -> str:
     if bad:
         raise NoteInvalidError(f"a note name cannot contain control characters (found {bad}); "
                                "use letters, digits, spaces and punctuation")
+    hidden = _invisible(name)
+    if hidden:
+        raise NoteInvalidError(f"a note name cannot contain invisible or bidirectional control characters "
+                               f"(found {hidden}): they make a name look like another; remove it")
     if name != name.strip():
         raise NoteInvalidError(f"a note name cannot start or end with whitespace: {name!r}; "
                                f"use {name.strip()!r}")

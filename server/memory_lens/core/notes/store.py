@@ -17,14 +17,15 @@ that are not usable notes are reported (`problems`), never guessed at, never ove
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from memory_lens.core import paging
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.notes import fulltext
-from memory_lens.core.notes.disk import create_note_file, delete_note_file, read_note_file, rewrite_note_file
+from memory_lens.core.notes.disk import create_files, create_note_file, delete_note_file, read_note_file, rewrite_note_file
 from memory_lens.core.notes.index import NotesIndex, Row
 from memory_lens.core.notes.locations import Location, NotesSettings, locations
 from memory_lens.core.notes.model import (
@@ -39,7 +40,9 @@ from memory_lens.core.notes.model import (
     StoredNote,
     new_note,
     now_timestamp,
+    folded_name,
     parse_scope,
+    skeleton,
     validate_content,
     validate_name,
     validate_tags,
@@ -135,7 +138,9 @@ class NotesStore:
         self.follow_outside_links = follow_outside_links  # `Settings.follow_outside_links`
         self.hint = hint
         self.locations = locations(settings, project_root)
-        self.index = NotesIndex(self.locations, index_dir=index_dir, freshness=freshness)
+        self._bulk: set[Location] | None = None
+        self.index = NotesIndex(self.locations, index_dir=index_dir, freshness=freshness,
+                                areas={loc.scope: self.write_area(loc) for loc in self.locations})
 
     @classmethod
     def for_directory(cls, directory: Path, settings: NotesSettings, **options: Any) -> NotesStore:
@@ -184,7 +189,7 @@ class NotesStore:
         for fname in candidate_filenames(name):
             path = loc.directory / fname
             try:
-                stored = read_note_file(path, loc.scope)
+                stored = read_note_file(path, loc.scope, self.write_area(loc))
             except NoteNotFoundError:
                 continue
             except NoteFileError as err:
@@ -194,7 +199,7 @@ class NotesStore:
                 return stored
         for fname in self.index.holders(loc.scope, name):
             try:
-                stored = read_note_file(loc.directory / fname, loc.scope)
+                stored = read_note_file(loc.directory / fname, loc.scope, self.write_area(loc))
             except NoteError:
                 continue
             if stored.name == name:
@@ -240,7 +245,22 @@ class NotesStore:
             stored = create_note_file(path, note, self.write_area(loc))
         except NoteExistsError:
             raise self._exists(name, chosen) from None
-        return WriteResult(stored, True, self._after_write(loc, path.name))
+        return WriteResult(stored, True, self._after_write(loc, path.name) + self._lookalikes(name))
+
+    def _lookalikes(self, name: str) -> list[str]:
+        """A warning for each note, of either scope, whose name looks like NAME but is another
+        (`model.skeleton`: `Nоtes` with a Cyrillic о and `Notes`)."""
+        wanted, folded = skeleton(name), folded_name(name)
+        out = []
+        for loc in self.locations:
+            for other in self.index.names(loc.scope, key_length=len(wanted)):
+                theirs = folded_name(other)
+                if skeleton(other) == wanted and theirs != folded:
+                    mine, its = next((a, b) for a, b in zip(folded, theirs) if a != b)
+                    out.append(f"the note name {name!r} looks like that of the {loc.scope.value} note {other!r} "
+                               f"but is another name (U+{ord(mine):04X} where it has U+{ord(its):04X}); "
+                               "check it is the one you meant")
+        return out
 
     def _exists(self, name: str, scope: Scope) -> NoteExistsError:
         return NoteExistsError(f"a {scope.value} note named {name!r} already exists; edit it, "
@@ -253,7 +273,7 @@ class NotesStore:
         for fname in names:
             path = loc.directory / fname
             try:
-                there = read_note_file(path, loc.scope)
+                there = read_note_file(path, loc.scope, self.write_area(loc))
             except NoteNotFoundError:
                 return path
             except NoteFileError as err:
@@ -347,9 +367,40 @@ class NotesStore:
         return written
 
     def _after_write(self, loc: Location, fname: str) -> list[str]:
-        """Index what was written; keep `index.json` in step (aicoder layout)."""
+        """Index what was written; keep `index.json` in step (aicoder layout). In `bulk`: once,
+        at its end."""
+        if self._bulk is not None:
+            self._bulk.add(loc)
+            return []
         self.index.record(loc, fname)
         return self.refresh_index_file(loc)
+
+    @contextmanager
+    def bulk(self) -> Iterator[list[str]]:
+        """Many writes at once (restore, import): the index and `index.json` are brought in step
+        once, at the end, instead of after each write (which lists the directory, so thousands of
+        writes would cost the square of their number). Yields the list its warnings go to."""
+        self._bulk = set()
+        warnings: list[str] = []
+        try:
+            yield warnings
+        finally:
+            touched, self._bulk = self._bulk, None
+            self.index.sync()
+            for loc in sorted(touched, key=lambda t: t.scope.value):
+                warnings += self.refresh_index_file(loc)
+
+    def create_many(self, loc: Location, files: Sequence[tuple[str, str]]) -> list[str]:
+        """Create the note files FILES ((file name, text)) of LOC at once (`disk.create_files`)
+        in `bulk`; the file names that were taken (nothing written there)."""
+        assert self._bulk is not None, "create_many runs in bulk()"
+        self._bulk.add(loc)
+        return create_files(loc.directory, files, self.write_area(loc))
+
+    def names(self, scope: Scope) -> dict[str, str]:
+        """The file name of every note of SCOPE, by note name (the index brought in step first)."""
+        self.index.sync()
+        return self.index.names(scope)
 
     def refresh_index_file(self, loc: Location) -> list[str]:
         """Write LOC's `index.json` from its notes (aicoder layout); warnings when it cannot be."""
@@ -369,9 +420,18 @@ class NotesStore:
             return [f"{err}; the notes are saved, but the index was not updated"]
         return []
 
-    def _all_rows(self, scope: Scope) -> list[Row]:
-        ids, _ = self.index.list_ids([scope], [], 0, 1 << 62)
-        return self.index.rows(ids)
+    def _all_rows(self, scope: Scope, tags: Sequence[str] = ()) -> list[Row]:
+        ids, _ = self.index.list_ids([scope], tags, 0, 1 << 62)
+        return [row for start in range(0, len(ids), 500) for row in self.index.rows(ids[start:start + 500])]
+
+    def every_note(self, scope: Scope, tags: Sequence[str] = ()) -> list[Note]:
+        """Every note of SCOPE (having every tag of TAGS) in listing order, as the index holds
+        them after bringing it in step: `export`, in one pass whatever the number of notes."""
+        self.location(scope)
+        wanted = validate_tags(tags)
+        self.index.sync()
+        return [Note(r.name, r.content, r.tags, r.created_at, r.updated_at, r.scope)
+                for r in self._all_rows(scope, wanted)]
 
     # Listing and searching --------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from memory_lens.core.discovery import Scope
 from memory_lens.core.files import decode_memory_bytes
@@ -37,6 +37,7 @@ from memory_lens.core.notes.model import (
     NoteExistsError,
     NoteFileError,
     NoteInvalidError,
+    StoredNote,
     decode_note,
     now_timestamp,
     parse_scope,
@@ -45,7 +46,8 @@ from memory_lens.core.notes.model import (
     validate_name,
     validate_tags,
 )
-from memory_lens.core.notes.naming import is_note_file
+from memory_lens.core.notes.disk import read_note_file
+from memory_lens.core.notes.naming import is_note_file, note_filename
 from memory_lens.core.notes.store import NotesStore
 from memory_lens.core.writer import atomic_write
 
@@ -239,47 +241,135 @@ def _require_manifest(archive: Path, names: list[str]) -> None:
         raise NoteFileError(f"{archive}: {NOT_A_BACKUP} (no {MANIFEST} in it)")
 
 
-def restore(store: NotesStore, archive: Path, scopes: Sequence[Scope], replace: bool = False) -> TransferReport:
-    """Put the note files of ARCHIVE for SCOPES back (see the module docstring)."""
+Progress = Callable[[int, int], None]  # (records done, records in all)
+
+
+class _Creations:
+    """The notes a restore or an import creates, written BATCH at a time (`disk.create_files`),
+    and which note each scope holds, by name: read from the index once, then kept up to date
+    here, so no record lists a directory."""
+
+    BATCH = 500
+
+    def __init__(self, store: NotesStore, report: TransferReport) -> None:
+        self.store, self.report = store, report
+        self.names: dict[Scope, dict[str, str]] = {}
+        self.queued: dict[Scope, dict[str, tuple[str, str, str, Callable[[], None]]]] = {}
+
+    def existing(self, scope: Scope, name: str) -> StoredNote | None:
+        """The note NAME of SCOPE, or None."""
+        names = self.names.get(scope)
+        if names is None:
+            names = self.names[scope] = self.store.names(scope)
+        fname = names.get(name)
+        if fname is None:
+            return None
+        if fname in self.queued.get(scope, {}):
+            self.flush()
+        try:
+            stored = read_note_file(self.store.location(scope).directory / fname, scope)
+            if stored.name == name:
+                return stored
+        except NoteError:
+            pass
+        return self.store.find(name, scope)
+
+    def create(self, scope: Scope, name: str, fname: str, text: str, label: str, where: str,
+               otherwise: Callable[[], None]) -> None:
+        """Create note NAME in file FNAME of SCOPE with TEXT; when that file is taken by then,
+        OTHERWISE (the careful way, one note at a time) runs instead."""
+        queue = self.queued.setdefault(scope, {})
+        if fname in queue:
+            self.flush()
+        self.names[scope][name] = fname
+        queue[fname] = (text, label, where, otherwise)
+        if len(queue) >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        for scope, queue in list(self.queued.items()):
+            self.queued[scope] = {}
+            try:
+                taken = set(self.store.create_many(self.store.location(scope),
+                                                   [(fname, item[0]) for fname, item in queue.items()]))
+            except NoteError as err:
+                self.report.skipped += [f"{where}: {err}" for _, _, where, _ in queue.values()]
+                continue
+            for fname, (_, label, where, otherwise) in queue.items():
+                if fname not in taken:
+                    self.report.created.append(label)
+                    continue
+                try:
+                    otherwise()
+                except NoteError as err:
+                    self.report.skipped.append(f"{where}: {err}")
+
+
+def restore(store: NotesStore, archive: Path, scopes: Sequence[Scope], replace: bool = False,
+            progress: Progress | None = None) -> TransferReport:
+    """Put the note files of ARCHIVE for SCOPES back (see the module docstring). PROGRESS is
+    called after each member."""
     report = TransferReport()
     wanted = {s.value for s in scopes}
-    _, members = _archive_members(archive)
-    for member, data, why in members:
-        scope_name, _, fname = member.partition("/")
-        if scope_name not in ("project", "global") or "/" in fname or not is_note_file(fname):
-            report.skipped.append(f"{member}: not a note file of the backup")
-            continue
-        if scope_name not in wanted:
-            continue
-        if data is None:
-            report.skipped.append(f"{member}: {why}")
-            continue
-        text, reason = decode_memory_bytes(data)
-        if text is None:
-            report.skipped.append(f"{member}: {reason}")
-            continue
-        try:
-            _restore_file(store, Scope(scope_name), fname, text, replace, report)
-        except NoteError as err:
-            report.skipped.append(f"{member}: {err}")
+    total, members = _archive_members(archive)
+    with store.bulk() as warnings:
+        creations = _Creations(store, report)
+        for done, (member, data, why) in enumerate(members, 1):
+            _restore_member(creations, member, data, why, wanted, replace)
+            if progress is not None:
+                progress(done, total)
+        creations.flush()
+    report.warnings += warnings
     return report
 
 
-def _restore_file(store: NotesStore, scope: Scope, fname: str, text: str, replace: bool, report: TransferReport) -> None:
+def _restore_member(creations: _Creations, member: str, data: bytes | None, why: str, wanted: set[str],
+                    replace: bool) -> None:
+    report = creations.report
+    scope_name, _, fname = member.partition("/")
+    if scope_name not in ("project", "global") or "/" in fname or not is_note_file(fname):
+        report.skipped.append(f"{member}: not a note file of the backup")
+        return
+    if scope_name not in wanted:
+        return
+    if data is None:
+        report.skipped.append(f"{member}: {why}")
+        return
+    text, reason = decode_memory_bytes(data)
+    if text is None:
+        report.skipped.append(f"{member}: {reason}")
+        return
+    try:
+        _restore_file(creations, Scope(scope_name), fname, text, replace, member)
+    except NoteError as err:
+        report.skipped.append(f"{member}: {err}")
+
+
+def _restore_file(creations: _Creations, scope: Scope, fname: str, text: str, replace: bool, member: str) -> None:
+    store, report = creations.store, creations.report
     loc = store.location(scope)
     try:
         note = decode_note(text, scope)
-    except NoteFileError:
+    except NoteFileError:  # not a usable note: put back as it was, by file name
+        creations.flush()
         label = f"{scope.value}/{fname}"
         current = loc.directory / fname
         same = current.is_file() and _text_of(current) == text
         _write(store, loc, fname, text, replace, label, report, existed=current.exists(), same=same)
         return
-    existing = store.find(note.name, scope)
     label = _label(scope, note.name)
+    existing = creations.existing(scope, note.name)
     if existing is None:
-        target = fname if not (loc.directory / fname).exists() else store.free_path(loc, note.name).name
-        _write(store, loc, target, text, False, label, report, existed=False, same=False)
+        def one_at_a_time() -> None:
+            found = store.find(note.name, scope)
+            if found is not None:
+                _write(store, loc, found.path.name, text, replace, label, report, existed=True,
+                       same=_text_of(found.path) == text)
+                return
+            target = fname if not (loc.directory / fname).exists() else store.free_path(loc, note.name).name
+            _write(store, loc, target, text, False, label, report, existed=False, same=False)
+
+        creations.create(scope, note.name, fname, text, label, member, one_at_a_time)
         return
     same = _text_of(existing.path) == text
     _write(store, loc, existing.path.name, text, replace, label, report, existed=True, same=same)
@@ -316,19 +406,8 @@ def export_notes(store: NotesStore, scopes: Sequence[Scope], fmt: str, tags: Seq
     """(the exported text, how many notes, warnings about skipped files) for SCOPES in FMT."""
     if fmt not in FORMATS:
         raise NoteInvalidError(f"unknown export format {fmt!r}: use jsonl or markdown")
-    notes: list[Note] = []
     warnings = [str(p) for p in store.problems("both" if len(scopes) > 1 else scopes[0].value)]
-    for scope in scopes:
-        cursor = None
-        while True:
-            page = store.list(scope=scope.value, tags=tags, limit=200, cursor=cursor)
-            for summary in page.notes:
-                found = store.find(summary.name, scope)
-                if found is not None:
-                    notes.append(found.note)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
+    notes = [note for scope in scopes for note in store.every_note(scope, tags)]
     if fmt == "jsonl":
         text = "".join(json.dumps(_record(n), ensure_ascii=False) + "\n" for n in notes)
     else:
@@ -448,25 +527,40 @@ def _note_from_record(data: dict[str, Any], scope: Scope) -> Note:
 
 
 def import_notes(store: NotesStore, text: str, fmt: str | None = None, scope: Any = None,
-                 replace: bool = False) -> TransferReport:
+                 replace: bool = False, progress: Progress | None = None) -> TransferReport:
     """Import the notes of TEXT (see the module docstring). SCOPE puts every note there;
-    without it each note goes to the scope its record names (project when none)."""
+    without it each note goes to the scope its record names (project when none). PROGRESS is
+    called after each record."""
     report = TransferReport()
     forced = parse_scope(scope)
     records, errors = parse_records(text, fmt)
     report.skipped.extend(errors)
-    for where, data in records:
+    with store.bulk() as warnings:
+        creations = _Creations(store, report)
+        for done, (where, data) in enumerate(records, 1):
+            _import_record(creations, where, data, forced, replace)
+            if progress is not None:
+                progress(done, len(records))
+        creations.flush()
+    report.warnings += warnings
+    return report
+
+
+def _import_record(creations: _Creations, where: str, data: dict[str, Any], forced: Scope | None,
+                   replace: bool) -> None:
+    store, report = creations.store, creations.report
+    try:
+        target = forced or parse_scope(data.get("scope") or store.default_scope().value)
+        assert target is not None
+        note = _note_from_record(data, target)
+        store.location(target)
+    except NoteError as err:
+        report.skipped.append(f"{where}: {err}")
+        return
+    label = _label(target, note.name)
+
+    def settle(existing: StoredNote | None) -> None:
         try:
-            target = forced or parse_scope(data.get("scope") or store.default_scope().value)
-            assert target is not None
-            note = _note_from_record(data, target)
-            store.location(target)
-        except NoteError as err:
-            report.skipped.append(f"{where}: {err}")
-            continue
-        label = _label(target, note.name)
-        try:
-            existing = store.find(note.name, target)
             if existing is None:
                 store.insert(note)
                 report.created.append(label)
@@ -480,6 +574,13 @@ def import_notes(store: NotesStore, text: str, fmt: str | None = None, scope: An
                 report.replaced.append(label)
         except NoteExistsError:
             report.conflicts.append(f"{label}: appeared while importing; kept (use --replace to overwrite)")
-        except NoteError as err:
-            report.skipped.append(f"{where}: {err}")
-    return report
+
+    try:
+        existing = creations.existing(target, note.name)
+        if existing is None:
+            creations.create(target, note.name, note_filename(note.name), note.encode(), label, where,
+                             lambda: settle(store.find(note.name, target)))
+        else:
+            settle(existing)
+    except NoteError as err:
+        report.skipped.append(f"{where}: {err}")
