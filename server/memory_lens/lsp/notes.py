@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
@@ -185,22 +186,20 @@ def hub(ls: MemoryLensServer) -> NotesHub:
 # Results ---------------------------------------------------------------------------------------
 
 
+def _camel(data: dict[str, Any]) -> dict[str, Any]:
+    """The core's JSON of a note, page or problem (`StoredNote.to_json`, `Page.to_json`) with the
+    camelCase keys of the LSP (`created_at` -> `createdAt`): one shape, spelled for the wire."""
+    return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), key): value for key, value in data.items()}
+
+
 def _summary(item: NoteSummary, store: NotesStore) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "name": item.name, "scope": item.scope.value, "tags": list(item.tags), "snippet": item.snippet,
-        "createdAt": item.created_at, "updatedAt": item.updated_at, "shadowed": item.shadowed,
-        "revision": item.revision, "path": str(item.path), "fileUri": path_to_uri(item.path),
-        "documentUri": document_uri(item.scope, item.name, store.project_root)}
-    if item.score is not None:
-        data["score"] = round(item.score, 6)
-    return data
+    return {**_camel(item.to_json()), "fileUri": path_to_uri(item.path),
+            "documentUri": document_uri(item.scope, item.name, store.project_root)}
 
 
 def _page(page: Page, store: NotesStore) -> dict[str, Any]:
-    return {"notes": [_summary(n, store) for n in page.notes], "total": page.total, "nextCursor": page.next_cursor,
-            "problems": [{"scope": p.scope.value, "path": str(p.path), "uri": path_to_uri(p.path), "reason": p.reason}
-                         for p in page.problems],
-            **_where(store)}
+    return {**_camel(page.to_json()), "notes": [_summary(n, store) for n in page.notes],
+            "problems": [{**p.to_json(), "uri": path_to_uri(p.path)} for p in page.problems], **_where(store)}
 
 
 def _where(store: NotesStore) -> dict[str, Any]:
@@ -211,9 +210,7 @@ def _where(store: NotesStore) -> dict[str, Any]:
 
 def _note(stored: StoredNote, store: NotesStore) -> dict[str, Any]:
     note = stored.note
-    return {"name": note.name, "scope": note.scope.value, "tags": list(note.tags), "content": note.content,
-            "createdAt": note.created_at, "updatedAt": note.updated_at, "revision": stored.revision,
-            "path": str(stored.path), "fileUri": path_to_uri(stored.path),
+    return {**_camel(stored.to_json()), "fileUri": path_to_uri(stored.path),
             "documentUri": document_uri(note.scope, note.name, store.project_root),
             "markdown": note_document.render(note)}
 

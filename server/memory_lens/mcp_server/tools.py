@@ -74,9 +74,7 @@ class ToolContext:
 
 
 def _note_ref(stored: StoredNote) -> dict[str, Any]:
-    note = stored.note
-    return {"name": note.name, "scope": note.scope.value, "tags": list(note.tags), "created_at": note.created_at,
-            "updated_at": note.updated_at, "path": str(stored.path), "revision": stored.revision}
+    return stored.to_json(content=False)
 
 
 def _notes(call: Any) -> Any:
@@ -97,26 +95,14 @@ def memory_create(ctx: ToolContext, name: str, content: str, tags: list[str] | N
 
 def memory_read(ctx: ToolContext, name: str, scope: str | None = None) -> dict[str, Any]:
     stored = _notes(lambda: ctx.store.read(name, scope))
-    return {**_note_ref(stored), "content": stored.note.content}
-
-
-def _page(page: Any, with_score: bool) -> dict[str, Any]:
-    notes = []
-    for n in page.notes:
-        item = {"name": n.name, "scope": n.scope.value, "tags": list(n.tags), "updated_at": n.updated_at,
-                "snippet": n.snippet, "shadowed": n.shadowed}
-        if with_score:
-            item["score"] = round(n.score, 6) if n.score is not None else None
-        notes.append(item)
-    return {"notes": notes, "total": page.total, "next_cursor": page.next_cursor,
-            "problems": [str(p) for p in page.problems]}
+    return stored.to_json()
 
 
 def memory_list(ctx: ToolContext, search: str = "", tags: list[str] | None = None, scope: str | None = None,
                 cursor: str | None = None, limit: int | None = None) -> dict[str, Any]:
     size = limit or 20
     page = _notes(lambda: ctx.store.list(search or "", tags or [], scope or "both", size, cursor))
-    return _page(page, False)
+    return page.to_json()
 
 
 def memory_edit(ctx: ToolContext, name: str, content: str, scope: str | None = None) -> dict[str, Any]:
@@ -133,7 +119,7 @@ def memory_search(ctx: ToolContext, query: str, scope: str | None = None, cursor
                   limit: int | None = None) -> dict[str, Any]:
     size = limit or 20
     page = _notes(lambda: ctx.store.search(query, scope or "both", (), size, cursor))
-    return _page(page, True)
+    return page.to_json()
 
 
 # Memory files (seeds 001, 004) ---------------------------------------------------------------------

@@ -312,8 +312,17 @@ class StoredNote:
     def scope(self) -> Scope:
         return self.note.scope
 
-    def to_json(self) -> dict[str, Any]:
-        return {**self.note.to_json(), "path": str(self.path), "revision": self.revision}
+    def to_json(self, content: bool = True) -> dict[str, Any]:
+        """A note's JSON, the one shape the CLI, the MCP tools and the language server give
+        (docs/notes.md, JSON output): the six fields, its file and revision; without CONTENT
+        (the MCP tools' confirmations), the content left out."""
+        note = self.note
+        data: dict[str, Any] = {"name": note.name, "content": note.content, "tags": list(note.tags),
+                                "created_at": note.created_at, "updated_at": note.updated_at,
+                                "scope": note.scope.value, "path": str(self.path), "revision": self.revision}
+        if not content:
+            del data["content"]
+        return data
 
 
 @dataclass(frozen=True)
