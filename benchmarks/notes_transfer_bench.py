@@ -9,8 +9,9 @@ For each size: the notes of `notes_bench.make_notes` (half project, half global)
 a project and a global notes directory, backed up (`.tar.gz`) and exported (JSON Lines); then the
 archive is restored, and the export imported, each into a new project and global directory with
 a new index (what a new machine does). `--cli` also times `memory-lens notes restore` and
-`notes import` as processes. Every timing is wall-clock, one run each; the load average is
-recorded beside it (the machine is shared). Nothing is written outside a temporary directory.
+`notes import` as processes. Every timing is wall-clock, one run each, with the CPU time of the
+process beside the in-process ones (what the work costs, leaving out the wait for a busy core)
+and the load average (the machine is shared). Nothing is written outside a temporary directory.
 """
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ def _timed(fn):
     return time.perf_counter() - start, result
 
 
+def _timed_cpu(fn):
+    """(wall-clock seconds, CPU seconds of this process, result) of FN."""
+    cpu = time.process_time()
+    seconds, result = _timed(fn)
+    return seconds, time.process_time() - cpu, result
+
+
 def one_size(count: int, cli: bool) -> dict:
     from memory_lens.core.discovery import Scope
     from memory_lens.core.notes import transfer
@@ -68,11 +76,12 @@ def one_size(count: int, cli: bool) -> dict:
         for kind, run in (("restore", lambda s: transfer.restore(s, archive, both)),
                           ("import", lambda s: transfer.import_notes(s, text))):
             _, _, store = _stores(tmp, kind)
-            seconds, report = _timed(lambda: run(store))
+            seconds, cpu, report = _timed_cpu(lambda: run(store))
             store.close()
             assert len(report.created) == count and report.complete, report.summary()
             out[f"{kind}_s"] = round(seconds, 3)
             out[f"{kind}_ms_per_note"] = round(seconds * 1000 / count, 3)
+            out[f"{kind}_cpu_ms_per_note"] = round(cpu * 1000 / count, 3)
         if cli:
             for kind, source_file in (("restore", archive), ("import", tmp / "notes.jsonl")):
                 project, settings, store = _stores(tmp, f"cli-{kind}")
