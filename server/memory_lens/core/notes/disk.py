@@ -72,7 +72,7 @@ def outside_area(path: Path, area: WriteArea | None) -> str | None:
     """Why PATH is not read: through a symbolic link (its own or a directory's), it leads out
     of AREA (the notes directory's link rule of `write_policy`, applied to reads) and the user
     has not allowed that; None when it may be read."""
-    if area is None or area.allows_outside():
+    if area is None or area.follow_outside_links:
         return None
     real = os.path.realpath(path)
     if is_inside(real, area.roots):
