@@ -306,7 +306,8 @@ def delete_note_file(path: Path, scope: Scope, check: Callable[[StoredNote], Non
         raise _file_error(err) from None
 
 
-__all__ = ["NoteError", "create_files", "create_note_file", "delete_note_file", "read_note_file", "read_note_files", "rewrite_note_file"]
+__all__ = ["NoteError", "create_files", "create_note_file", "delete_note_file", "read_note_file", "read_note_files",
+           "rewrite_note_file"]
 
 
 # Listing a notes directory -----------------------------------------------------------------

@@ -45,12 +45,12 @@ from memory_lens.core.notes.disk import (
     read_note_files,
 )
 from memory_lens.core.notes.locations import Location
-from memory_lens.core.notes.model import Note, NoteError, tag_key
+from memory_lens.core.notes.model import Note, NoteError, skeleton, tag_key
 from memory_lens.core.notes.naming import candidate_filenames
 from memory_lens.core.sqlite_wal import close_quietly, is_busy, use_wal
 from memory_lens.core.write_policy import WriteArea
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 log = logging.getLogger("memory_lens.notes")
 T = TypeVar("T")
 _TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M* Cn'"
@@ -209,10 +209,12 @@ class NotesIndex:
             id INTEGER PRIMARY KEY, scope TEXT NOT NULL, shadow INTEGER NOT NULL DEFAULT 0, error TEXT,
             fname TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
             name TEXT, name_key TEXT, tags TEXT, tag_keys TEXT, created_at TEXT, updated_at TEXT, revision TEXT,
-            ctime_ns INTEGER NOT NULL, UNIQUE(scope, fname))""")
+            ctime_ns INTEGER NOT NULL, look TEXT, UNIQUE(scope, fname))""")
         con.execute("CREATE TABLE IF NOT EXISTS bodies(id INTEGER PRIMARY KEY, content TEXT NOT NULL)")
         con.execute("CREATE INDEX IF NOT EXISTS files_name ON files(name, scope)")
         con.execute("CREATE INDEX IF NOT EXISTS files_order ON files(scope, name_key, name)")
+        # `look`: the name's `model.skeleton`, so a new name finds the names it looks like at once.
+        con.execute("CREATE INDEX IF NOT EXISTS files_look ON files(scope, look)")
         # A sync compares every file's signature with these, read from the index alone.
         con.execute("CREATE INDEX IF NOT EXISTS files_signature ON files(scope, fname, size, mtime_ns, ino, ctime_ns)")
         # Every first page reports the problem files: found through this index, not a table scan.
@@ -386,7 +388,8 @@ class NotesIndex:
     def _apply(self, loc: Location, disk: dict[str, Signature], stale: list[str], dropped: list[str]) -> None:
         """Drop the rows of the files DROPPED, read the files STALE (of DISK) and insert them, in
         one transaction: each table filled by one `executemany` (a full build is one of these)."""
-        parsed = list(read_note_files(loc.directory, loc.scope, stale, self.areas.get(loc.scope)))  # before the write lock
+        # Read before the write lock.
+        parsed = list(read_note_files(loc.directory, loc.scope, stale, self.areas.get(loc.scope)))
         con = self._con
         scope = loc.scope.value
         con.execute("BEGIN IMMEDIATE")
@@ -413,15 +416,15 @@ class NotesIndex:
                 keys = {tag_key(t) for t in note.tags}
                 files.append((rowid, scope, fname, *disk[fname], note.name, name_key(note.name),
                               "\n".join(note.tags), "".join(f"\n{k}\n" for k in sorted(keys)),
-                              note.created_at, note.updated_at, revision))
+                              note.created_at, note.updated_at, revision, skeleton(note.name)))
                 bodies.append((rowid, note.content))
                 tags.extend((k, rowid) for k in keys)
                 texts.append((rowid, *_index_columns(note)))
             con.executemany("INSERT INTO files(id, scope, fname, size, mtime_ns, ino, ctime_ns, error) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", broken)
             con.executemany("INSERT INTO files(id, scope, fname, size, mtime_ns, ino, ctime_ns, name, name_key, "
-                            "tags, tag_keys, created_at, updated_at, revision) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", files)
+                            "tags, tag_keys, created_at, updated_at, revision, look) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", files)
             con.executemany("INSERT INTO bodies(id, content) VALUES (?, ?)", bodies)
             con.executemany("INSERT INTO tags(tag, id) VALUES (?, ?)", tags)
             con.executemany("INSERT INTO fts(rowid, name, tags, content) VALUES (?, ?, ?, ?)", texts)
@@ -538,14 +541,13 @@ class NotesIndex:
                 "SELECT fname FROM files WHERE scope=? AND name=? AND error IS NULL",
                 (scope.value, name)).fetchall()))
 
-    def names(self, scope: Scope, key_length: int | None = None) -> dict[str, str]:
-        """The file of every visible note of SCOPE, by name, as of the last sync; with
-        KEY_LENGTH, only those whose `name_key` has that many characters."""
-        where = "" if key_length is None else f" AND length(name_key)={int(key_length)}"
+    def names(self, scope: Scope, look: str | None = None) -> dict[str, str]:
+        """The file of every visible note of SCOPE, by name, as of the last sync; with LOOK,
+        only the notes whose name has that `model.skeleton`."""
+        where, args = ("", (scope.value,)) if look is None else (" AND look=?", (scope.value, look))
         with self._lock:
             return dict(self.guard(lambda: self._con.execute(
-                f"SELECT name, fname FROM files WHERE scope=? AND error IS NULL AND shadow=0{where}",
-                (scope.value,)).fetchall()))
+                f"SELECT name, fname FROM files WHERE scope=? AND error IS NULL AND shadow=0{where}", args).fetchall()))
 
     def rows(self, ids: Sequence[int]) -> list[Row]:
         """The rows of IDS, in that order."""

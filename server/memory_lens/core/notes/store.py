@@ -25,7 +25,13 @@ from typing import Any, Iterable, Iterator, Sequence
 from memory_lens.core import paging
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.notes import fulltext
-from memory_lens.core.notes.disk import create_files, create_note_file, delete_note_file, read_note_file, rewrite_note_file
+from memory_lens.core.notes.disk import (
+    create_files,
+    create_note_file,
+    delete_note_file,
+    read_note_file,
+    rewrite_note_file,
+)
 from memory_lens.core.notes.index import NotesIndex, Row
 from memory_lens.core.notes.locations import Location, NotesSettings, locations
 from memory_lens.core.notes.model import (
@@ -38,9 +44,9 @@ from memory_lens.core.notes.model import (
     NoteNotFoundError,
     Problem,
     StoredNote,
+    folded_name,
     new_note,
     now_timestamp,
-    folded_name,
     parse_scope,
     skeleton,
     validate_content,
@@ -249,13 +255,14 @@ class NotesStore:
 
     def _lookalikes(self, name: str) -> list[str]:
         """A warning for each note, of either scope, whose name looks like NAME but is another
-        (`model.skeleton`: `Nоtes` with a Cyrillic о and `Notes`)."""
+        (`model.skeleton`: `Nоtes` with a Cyrillic о and `Notes`), found through the index's
+        `look` column: one indexed look-up, however many notes there are."""
         wanted, folded = skeleton(name), folded_name(name)
         out = []
         for loc in self.locations:
-            for other in self.index.names(loc.scope, key_length=len(wanted)):
+            for other in self.index.names(loc.scope, look=wanted):
                 theirs = folded_name(other)
-                if skeleton(other) == wanted and theirs != folded:
+                if theirs != folded:
                     mine, its = next((a, b) for a, b in zip(folded, theirs) if a != b)
                     out.append(f"the note name {name!r} looks like that of the {loc.scope.value} note {other!r} "
                                f"but is another name (U+{ord(mine):04X} where it has U+{ord(its):04X}); "

@@ -231,7 +231,8 @@ def _zip_members(archive: Path) -> tuple[int, Iterator[tuple[str, bytes | None, 
                     except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as err:
                         yield info.filename, None, f"cannot be read ({' '.join(str(err).split())})"
                         continue
-                    yield (info.filename, None, "too large") if len(data) > MAX_FILE_BYTES else (info.filename, data, "")
+                    too_large = len(data) > MAX_FILE_BYTES
+                    yield info.filename, None if too_large else data, "too large" if too_large else ""
 
     return len(infos) - 1, read()
 
