@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from sandbox import Workspace
 
 LINE = "x" * 63 + "\n"  # 64 bytes a line
@@ -100,3 +102,15 @@ def test_check_agent_claude_on_an_agents_md_it_reads_in_place_of_claude_md(ws: W
     # With a CLAUDE.md next to it, Claude Code reads that file instead: nothing to say on AGENTS.md.
     ws.write("p/CLAUDE.md", "- short\n")
     assert ws.run("check", "--agent", "claude", "--budget", "100000", agents_md).stdout == ""
+
+
+def test_check_agent_claude_decides_agents_md_per_project_as_claude_code_does(ws: Workspace) -> None:
+    ws.project("p")
+    ws.write("p/sub/AGENTS.md", "a\n" * 19_999 + "b" * 10 + "\nlast\n")  # 40,014 characters
+    agents_md = str(ws.path("p/sub/AGENTS.md"))
+    assert "40014 characters" in ws.run("check", "--agent", "claude", "--budget", "100000", agents_md).stdout
+    # A CLAUDE.local.md of the directory, or a CLAUDE.md above it, turns every AGENTS.md of the chain off.
+    for other in ("p/sub/CLAUDE.local.md", "p/CLAUDE.md", "p/.claude/CLAUDE.md"):
+        ws.write(other, "- short\n")
+        assert ws.run("check", "--agent", "claude", "--budget", "100000", agents_md).stdout == "", other
+        os.remove(ws.path(other))

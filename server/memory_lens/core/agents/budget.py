@@ -117,10 +117,12 @@ def present_agents(paths: Iterable[Path], environ: Mapping[str, str] | None = No
     return tuple(found)
 
 
-def claude_reads_agents_md(directory: Path) -> bool:
-    """Whether Claude Code reads DIRECTORY's AGENTS.md as a project file of its own: the directory
-    has neither CLAUDE.md nor .claude/CLAUDE.md."""
-    return claude.project_files(directory) == [directory / AGENTS_MD]
+def claude_reads_agents_md(path: Path, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether Claude Code, started in the project directory of the `AGENTS.md` at PATH (a real
+    path), loads it as a project file: its loader decides, per project (no `CLAUDE.md`,
+    `.claude/CLAUDE.md` or `CLAUDE.local.md` in the loaded chain, in the default mode)."""
+    view = claude.load_view(claude.project_dir_of(path), environ)
+    return any(s.path == path and s.tier == "project" and s.loaded for s in view.sources)
 
 
 def line_of_char(text: str, index: int) -> int:
@@ -137,7 +139,7 @@ def agent_findings(path: Path, agents: Sequence[str], settings: Settings,
     if codex.AGENT in agents and name in codex_names(environ):
         max_bytes = codex.read_config(codex.codex_home(environ)).max_bytes
         found += _codex_findings(path, here / name, codex.load_view(here, environ), max_bytes)
-    if claude.AGENT in agents and (name in CLAUDE_NAMES or (name == AGENTS_MD and claude_reads_agents_md(here))):
+    if claude.AGENT in agents and (name in CLAUDE_NAMES or (name == AGENTS_MD and claude_reads_agents_md(here / name, environ))):
         found += _claude_findings(path)
     readers = {codex.AGENT, wave.AGENT, claude.AGENT}
     if (gemini.AGENT in agents and name == AGENTS_MD and AGENTS_MD not in settings.filenames

@@ -143,13 +143,6 @@ def git_root(start: Path) -> Path | None:
     return None
 
 
-def project_files(directory: Path) -> list[Path]:
-    """`CLAUDE.md` and `.claude/CLAUDE.md` of DIRECTORY, or its `AGENTS.md` when it has neither
-    (what `check --agent claude` counts as Claude's in that directory)."""
-    own = [directory / "CLAUDE.md", directory / ".claude" / "CLAUDE.md"]
-    return own if any(os.path.isfile(p) for p in own) else [directory / AGENTS_FALLBACK]
-
-
 def import_targets(text: str) -> list[str]:
     """The `@path` mentions of TEXT Claude Code imports: outside code blocks, code spans and HTML
     comments, `#fragment` dropped, `\\ ` read as a space, starting as a path does."""
