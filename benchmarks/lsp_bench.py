@@ -118,15 +118,17 @@ class Session:
                 "rss_helpers_resident_mb": round(helpers.resident_mb, 1), "helper_processes": len(helpers.peaks),
                 "rss_now_mb": round(rss_mb(c.proc.pid) or float("nan"), 1)}
 
-    def effective(self, passes: int) -> dict:
-        """`memory/effective` for every sample file: one pass on first use, then warm passes."""
+    def effective(self, passes: int, agent: str | None = None) -> dict:
+        """`memory/effective` (as AGENT loads it, default gemini) for every sample file: one pass on
+        first use, then warm passes."""
         uris = [path_to_uri(self.root / p) for p in self.manifest["sample_files"]]
+        extra = {} if agent is None else {"agent": agent}
         per_pass, first_call = [], None
         for _ in range(passes + 1):
             times = []
             for uri in uris:
                 started = time.perf_counter()
-                self.client.request("memory/effective", {"textDocument": {"uri": uri}})
+                self.client.request("memory/effective", {"textDocument": {"uri": uri}, **extra})
                 times.append(time.perf_counter() - started)
             first_call = times[0] if first_call is None else first_call
             per_pass.append((percentile(times, 50), percentile(times, 99)))
@@ -200,3 +202,17 @@ class Session:
 
     def peak_rss(self) -> float:
         return round(peak_rss_mb(self.client.proc.pid) or float("nan"), 1)
+
+
+def add_claude_rules(root: Path, count: int = 200) -> Path:
+    """COUNT Claude Code rules files in ROOT's `.claude/rules/` (ROOT has no `.claude`: remove the
+    folder returned after), every other one with `paths:` globs, a third in a subfolder."""
+    top = root / ".claude"
+    top.mkdir()
+    folder = top / "rules"
+    for i in range(count):
+        path = folder / ("nested" if i % 3 == 0 else "") / f"rule-{i:03}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        head = f'---\npaths:\n  - "src/**/*.py"\n  - "packages/p{i}/**"\n---\n' if i % 2 else ""
+        path.write_text(head + f"# Rule {i}\n" + "".join(f"- rule {i} line {j}\n" for j in range(10)))
+    return top

@@ -42,6 +42,7 @@ REPO = HERE.parent
 TARGETS = {  # key in the results, comparison, limit (the issue's targets on the large tree)
     "scan.ratio_vs_rg": ("<=", 1.5),
     "effective.p99_ms": ("<=", 2.0),
+    "effective_claude.p99_ms": ("<=", 2.0),
     "peer.upward_vs_effective_inprocess": (">=", 10.0),
     "change.p50_ms": ("<=", 200.0),
     "check.full_ms": ("<=", 1000.0),
@@ -137,7 +138,7 @@ def measure(args: argparse.Namespace, root: Path, manifest: dict, step, full: bo
     """Every Memory Lens timing on ROOT once. FULL=False (the under-load pass) leaves out what only
     describes the tree or the server at rest: the poll-only server, the refresh, the RSS peak."""
     from core_bench import bench_checks, bench_effective_inprocess, bench_scan
-    from lsp_bench import Session, bench_initialize
+    from lsp_bench import Session, add_claude_rules, bench_initialize
 
     from memory_lens.core.settings import Settings
 
@@ -166,6 +167,12 @@ def measure(args: argparse.Namespace, root: Path, manifest: dict, step, full: bo
             results["check"].update(index_ms=index["index_ms"], published_files=index["published_files"])
             step("effective (LSP)")
             results["effective"] = {**session.effective(args.passes), "inprocess": inprocess}
+            step("effective, agent claude, 200 rules files (LSP)")
+            rules = add_claude_rules(root)
+            try:
+                results["effective_claude"] = session.effective(args.passes, agent="claude")
+            finally:
+                shutil.rmtree(rules)
             step("typing")
             results["check"]["typing"] = session.typing(edits=20)
             step("change")

@@ -30,6 +30,7 @@ from typing import Mapping
 
 from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw
 from memory_lens.core.agents.claude_rules import front_matter, rule_matches
+from memory_lens.core.file_identity import Identity, file_identity
 from memory_lens.core.imports import ImportBudget, limit_message
 from memory_lens.core.node_paths import JS_WHITESPACE, js_trim
 
@@ -237,6 +238,31 @@ class Loaded:
     raw: str = ""  # as Claude Code attaches it after a read: untrimmed, front matter and what precedes the body off
 
 
+@dataclass(frozen=True)
+class _Parsed:
+    """What one file's bytes give, whoever loads it: the same until the file changes."""
+
+    size: int
+    problem: str  # why its front matter could not be read
+    globs: tuple[str, ...]
+    text: str  # as shown (trimmed, HTML comment blocks out)
+    raw_body: str
+    targets: tuple[str, ...]  # its `@path` imports, unresolved
+
+
+# Parsed files by path, kept while their identity (one `stat`) is unchanged: the language server
+# asks for the same project's view on every request, and its rules files rarely change.
+PARSED_CACHE_SIZE = 2048
+_PARSED: dict[str, tuple[Identity, _Parsed]] = {}
+
+
+def _parse(raw: str, size: int) -> _Parsed:
+    fm = front_matter(raw)
+    raw_body = fm.body if fm.body is raw else js_trim_start(fm.body)
+    return _Parsed(size, fm.problem, fm.globs, js_trim(without_comments(fm.body)), raw_body,
+                   tuple(import_targets(fm.body)))
+
+
 class Loader:
     """Claude Code's walk over the files of one start directory."""
 
@@ -276,37 +302,43 @@ class Loader:
                 self.warnings.append(f"{parent}: @{path} is outside the start directory {self.start}: not loaded, "
                                      "needs approval in Claude Code (hasClaudeMdExternalIncludesApproved)")
             return []
-        got = read_raw(path, READ_LIMIT)
-        if got.missing:
-            return []
+        ident, cached = file_identity(path), _PARSED.get(key)
+        got = None
+        if kind == "memory" or ident is None or cached is None or cached[0] != ident:
+            got = read_raw(path, READ_LIMIT)
+            if got.missing:
+                return []
         if real in self.seen:
             return []
         self.seen.update((key, real))
         tier = "import" if parent is not None else kind
-        if not got.ok or got.size > READ_LIMIT:
+        if got is not None and (not got.ok or got.size > READ_LIMIT):
             why = got.reason or f"is too large ({got.size} bytes): Memory Lens reads at most {READ_LIMIT} bytes of it"
             self.warnings.append(f"{path}: {why}")
             return [Loaded(AgentSource(path, tier, got.size, False, reason=why, imported_from=parent), kind, "")]
-        raw = decode_lossy(got.data)
         if kind == "memory":
-            text, cut_line = memory_text(raw)
+            text, cut_line = memory_text(decode_lossy(got.data))
             if cut_line is not None:
                 self.warnings.append(f"{path}:{cut_line}: Claude Code loads the first {MEMORY_MAX_LINES} lines or "
                                      f"{MEMORY_MAX_CHARS} characters of MEMORY.md; it never sees line {cut_line} onward")
             src = AgentSource(path, tier, got.size, bool(text), when=when, cut_line=cut_line)
             return [Loaded(src, kind, text)] if text else []
-        fm = front_matter(raw)
-        if fm.problem:
-            self.warnings.append(f"{path}:1: {fm.problem}")
-        body = without_comments(fm.body)
-        text = js_trim(body)
-        if not text:
+        if got is None:
+            parsed = cached[1]
+        else:
+            parsed = _parse(decode_lossy(got.data), got.size)
+            if ident is not None:
+                if len(_PARSED) >= PARSED_CACHE_SIZE:
+                    _PARSED.clear()
+                _PARSED[key] = (ident, parsed)
+        if parsed.problem:
+            self.warnings.append(f"{path}:1: {parsed.problem}")
+        if not parsed.text:
             return []
-        src = AgentSource(path, tier, got.size, True, imported_from=parent, when=when, matched_by=matched_by)
-        raw_body = fm.body if fm.body is raw else js_trim_start(fm.body)
-        out = [Loaded(src, kind, text, parent, fm.globs, raw_body)]
-        self.budget.spend(len(text) if parent is not None else 0)
-        for target in import_targets(fm.body):
+        src = AgentSource(path, tier, parsed.size, True, imported_from=parent, when=when, matched_by=matched_by)
+        out = [Loaded(src, kind, parsed.text, parent, parsed.globs, parsed.raw_body)]
+        self.budget.spend(len(parsed.text) if parent is not None else 0)
+        for target in parsed.targets:
             if not self.budget.take():
                 if self.budget.mark():
                     self.warnings.append(f"{path}: @{target} is {limit_message('Claude Code')}")
@@ -330,15 +362,16 @@ class Loader:
             return []
         visited.add(real)
         try:
-            names = os.listdir(folder)
+            with os.scandir(folder) as it:
+                entries = list(it)
         except OSError:
             return []
         out: list[Loaded] = []
-        for name in names:
-            path = folder / name
-            if os.path.isdir(path):
+        for entry in entries:
+            path = folder / entry.name
+            if entry.is_dir():
                 out += self.rules(path, kind, external_ok, conditional, visited)
-            elif name.endswith(".md") and os.path.isfile(path):
+            elif entry.name.endswith(".md") and entry.is_file():
                 got = self.load(path, kind, external_ok)
                 out += [f for f in got if bool(f.globs) == conditional]
                 if not conditional and got and got[0].globs:

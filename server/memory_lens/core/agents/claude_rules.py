@@ -90,17 +90,25 @@ def _scalar(value: str) -> str:
 def rule_matches(globs: tuple[str, ...], file: Path, base: Path) -> str | None:
     """The first of GLOBS matching FILE, relative to BASE (the folder holding `.claude/`); None
     when none does, FILE is not below BASE, or the globs are invalid."""
-    try:
-        rel = Path(os.path.relpath(file, base)).as_posix()
-    except ValueError:
-        return None
-    if rel.startswith("..") or os.path.isabs(rel):
+    rel = _relative(file, base)
+    if rel is None:
         return None
     for glob in globs:
         spec = _spec(glob)
         if spec is not None and spec.match_file(rel):
             return glob
     return None
+
+
+@lru_cache(maxsize=256)
+def _relative(file: Path, base: Path) -> str | None:
+    """FILE relative to BASE, with `/`; None when it is not below BASE. Kept: one request matches
+    the same file against every rule of a folder."""
+    try:
+        rel = Path(os.path.relpath(file, base)).as_posix()
+    except ValueError:
+        return None
+    return None if rel.startswith("..") or os.path.isabs(rel) else rel
 
 
 @lru_cache(maxsize=4096)
