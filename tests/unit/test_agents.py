@@ -252,6 +252,20 @@ def test_claude_rules_with_paths_load_on_read_of_a_matching_file(tmp_path: Path,
     assert [s.when for s in claude.load_view(root, file=root / "x.md").sources] == ["start"]
 
 
+def test_claude_view_follows_a_rules_file_edited_between_views(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    rule, x = root / ".claude" / "rules" / "py.md", root / "src" / "x.py"
+    write(rule, "---\npaths: src/*.py\n---\nrule one")
+    write(x, "")
+    assert [(s.when, s.matched_by) for s in claude.load_view(root, file=x).sources] == [("on-read", "src/*.py")]
+    write(rule, "---\npaths: lib/*.py\n---\nrule two")  # the same size: the file's identity still changes
+    assert [s.when for s in claude.load_view(root, file=x).sources] == []
+    write(rule, "rule 3 @other.md")
+    write(root / ".claude" / "rules" / "other.md", "imported")
+    view = claude.load_view(root, file=x)
+    assert "rule 3 @other.md" in view.text and "imported" in view.text
+
+
 def test_claude_imports_not_in_code_relative_to_the_file_and_home(tmp_path: Path, home: Path) -> None:
     assert claude.import_targets("See @README for more and @docs/git-instructions.md.\n"
                                  "`@not/this` nor ``@this``\n```\n@nor/this\n```\nmail a@b.c\n- @~/.claude/my-project.md\n") == [
