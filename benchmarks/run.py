@@ -5,7 +5,7 @@
 
 - scan: the server's workspace index (`MemoryStore.scan`) against `rg --files -g GEMINI.md` and
   `find` with name pruning, on the same tree
-- effective: `memory/effective` round trips over the real LSP stdio for random files, first
+- effective (and effective_claude: agent claude, 200 rules files added): `memory/effective` round trips over the real LSP stdio for random files, first
   use and warm (p50/p99), plus the same lookups in-process
 - change: a GEMINI.md written on disk until its republished diagnostics and `memory/didChange`
   (the server's own watch: system notifications; with client file events; and, in a second
