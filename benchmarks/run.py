@@ -167,12 +167,13 @@ def measure(args: argparse.Namespace, root: Path, manifest: dict, step, full: bo
             results["check"].update(index_ms=index["index_ms"], published_files=index["published_files"])
             step("effective (LSP)")
             results["effective"] = {**session.effective(args.passes), "inprocess": inprocess}
-            step("effective, agent claude, 200 rules files (LSP)")
-            rules = add_claude_rules(root)
-            try:
-                results["effective_claude"] = session.effective(args.passes, agent="claude")
-            finally:
-                shutil.rmtree(rules)
+            if full:
+                step("effective, agent claude, 200 rules files (LSP)")
+                rules = add_claude_rules(root)
+                try:
+                    results["effective_claude"] = session.effective(args.passes, agent="claude")
+                finally:
+                    shutil.rmtree(rules)
             step("typing")
             results["check"]["typing"] = session.typing(edits=20)
             step("change")
