@@ -29,6 +29,7 @@ ROWS = [
     ("check.index_ms", "`initialized` → everything scanned, checked, published", "ms"),
     ("effective.p50_ms", "`memory/effective` over stdio, warm p50", "ms"),
     ("effective.p99_ms", "same, p99", "ms"),
+    ("effective_claude.p99_ms", "same with agent claude, 200 rules files added, p99", "ms"),
     ("effective.inprocess.p50_ms", "same lookup in-process (no JSON-RPC), p50", "ms"),
     ("peer.upward.p50_ms", "Gemini CLI 0.61's upward lookup, p50", "ms"),
     ("peer.upward_vs_effective_inprocess", "Gemini CLI 0.61 ÷ Memory Lens in-process", "×"),
