@@ -20,6 +20,8 @@ echo "== The writer's tests and races with the Linux-only calls off (the path ma
 MEMORY_LENS_PORTABLE_WRITES=1 .venv/bin/pytest -q tests/unit/test_writer_races.py tests/unit/test_writer_and_entries.py \
   tests/cli/test_write_safety.py tests/cli/test_concurrency.py tests/e2e/test_write_safety.py
 MEMORY_LENS_PORTABLE_WRITES=1 .venv/bin/python tests/stress/races.py --runs 5 --adds 5
+echo "== Bounded work: an import cycle bomb and a 10 MB buffer's storm of changes (each step killed after 120 s)" >&2
+.venv/bin/python tests/stress/bounded_work.py
 python_for() {  # an interpreter for Python $1: python$1 on PATH, else pyenv's latest $1
   if "python$1" -c '' 2>/dev/null; then command -v "python$1"; return; fi
   local found

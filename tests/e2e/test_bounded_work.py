@@ -10,6 +10,8 @@ import os
 import pytest
 from lsprotocol import types
 
+from memory_lens.core.large_files import LARGE_TEXT_CHARS
+
 from .harness import FEATURE_CLIENTS, SAVE_GLOBAL, SAVE_PROJECT, Session, uri_of, wait_for
 
 MAX_DIAGNOSTICS = 1000
@@ -107,13 +109,14 @@ async def test_effective_is_answered_while_a_large_buffer_is_checked(lsp: Sessio
     # Checking this buffer takes a while (a quarter of a million entries); the server reads the
     # effective request that follows it before the check ends, and answers it first.
     memory_file = lsp.ws.proj / "huge" / "GEMINI.md"  # not on disk: only the open buffer is checked
-    text = "".join(f"- e{i}\n- e{i}\n" for i in range(131072))
+    text = "".join(f"- e{i}\n- e{i}\n" for i in range(50000))  # under LARGE_TEXT_CHARS: every entry checked
+    assert len(text) <= LARGE_TEXT_CHARS
     lsp.open(memory_file, text)
     effective = await lsp.effective(lsp.ws.proj / "src" / "app.py")
     assert "Prefer small commits" in effective["text"]
     assert lsp.diagnostics(memory_file) is None  # the check of the buffer has not published yet
     diags = await lsp.wait_diagnostics(memory_file, lambda d: len(d) == MAX_DIAGNOSTICS + 1)
-    assert diags[-1].message.startswith(f"{131072 + 1 - MAX_DIAGNOSTICS} more finding(s)")  # + over-budget
+    assert diags[-1].message.startswith(f"{50000 + 1 - MAX_DIAGNOSTICS} more finding(s)")  # + over-budget
     await wait_for(lambda: lsp.server_alive())
 
 
@@ -149,3 +152,35 @@ async def test_a_memory_file_over_the_limit_is_left_out_of_effective_memory_and_
     assert "Prefer small commits" in effective["text"]  # the global file, under the limit
     diags = await lsp.wait_diagnostics(project_file, lambda d: [x.code for x in d] == ["too-large"])
     assert diags[0].range.start.line == 0 and diags[0].severity == types.DiagnosticSeverity.Warning
+
+
+LARGE = "# Title\n" + "- the same entry, written again and again\n" * (LARGE_TEXT_CHARS // 40)
+
+
+@pytest.mark.clients(*FEATURE_CLIENTS)
+async def test_a_buffer_over_the_large_size_is_outlined_as_far_as_its_first_part(lsp: Session) -> None:
+    """Issue 23 item 8: documentSymbol on a 10 MB buffer of one line repeated parsed all of it
+    (48 s, 1.5 GB). Over LARGE_TEXT_CHARS, only the first LARGE_TEXT_CHARS characters are outlined."""
+    assert len(LARGE) > LARGE_TEXT_CHARS
+    memory_file = lsp.ws.proj / "big" / "GEMINI.md"
+    lsp.open(memory_file, LARGE)
+    symbols = flatten(await document_symbols(lsp, memory_file))
+    assert len(symbols) == MAX_SYMBOLS and [s.name for s in symbols[:2]] == [
+        "Title", "- the same entry, written again and again"[2:]]
+    assert symbols[-1].name.startswith("entries and sections not shown from here on (a file over "
+                                       f"{LARGE_TEXT_CHARS} characters is outlined as far as its first")
+    assert symbols[-1].kind == types.SymbolKind.Null
+
+
+@pytest.mark.clients(*FEATURE_CLIENTS)
+async def test_a_buffer_over_the_large_size_gets_no_entry_analysis(lsp: Session) -> None:
+    """Over LARGE_TEXT_CHARS a buffer's entries are not compared (no `duplicate`, no entry hover):
+    a 10 MB buffer cost 3-4 s of CPU per change. Its other checks still run."""
+    memory_file = lsp.ws.proj / "big" / "GEMINI.md"
+    lsp.open(memory_file, "@missing.md\n" + LARGE)
+    diags = await lsp.wait_diagnostics(memory_file, lambda d: any(x.code == "import-not-found" for x in d))
+    assert "duplicate" not in [d.code for d in diags]
+    hover = await lsp.client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=lsp.uri(memory_file)),
+        position=types.Position(line=5, character=3)))
+    assert hover is None

@@ -86,3 +86,26 @@ def test_rust_notify_reports_a_file_written_in_a_watched_directory(tmp_path: Pat
         changes = notify.watch(100, 20, 10_000, None)  # returns on the first batch of changes
     assert isinstance(changes, set)
     assert str(tmp_path / "GEMINI.md") in {path for _, path in changes}
+
+
+def test_incremental_changes_give_the_text_pygls_gives() -> None:
+    """`compat.apply_incremental_change` against pygls's own, on random small documents with every
+    kind of line break, ranges past the end, reversed and empty, in each position encoding."""
+    import random
+
+    from lsprotocol import types
+    from pygls.workspace import PositionCodec, TextDocument
+
+    rng = random.Random(23)
+    pieces = ["a", "b", "\n", "\r\n", "\r", "\U0001f60b", "\u00e9", "\u2028", "\x0c", " "]
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        codec = PositionCodec(encoding=rng.choice(list(types.PositionEncodingKind)))
+        at = lambda: types.Position(line=rng.randint(0, 6), character=rng.randint(0, 8))  # noqa: E731
+        change = types.TextDocumentContentChangePartial(range=types.Range(start=at(), end=at()),
+                                                        text=rng.choice(["", "x", "y\nz", "\U0001f60b"]))
+        theirs = TextDocument("file:///m.md", text, position_codec=codec)
+        ours = TextDocument("file:///m.md", text, position_codec=codec)
+        compat.PYGLS_INCREMENTAL_CHANGE(theirs, change)
+        compat.apply_incremental_change(ours, change)
+        assert ours.source == theirs.source, (text, change)

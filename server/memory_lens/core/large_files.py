@@ -20,6 +20,16 @@ from memory_lens.core.settings import Settings
 
 CHUNK = 1 << 20  # bytes read (and characters written) at a time
 EDGE = 1 << 16  # bytes looked at from each end at a time while trimming
+# Memory text longer than this (and under the size limit) gets the language server's cheap path:
+# no entry-by-entry analysis (duplicates, redundant copies, an entry's hover) and an outline of
+# its first LARGE_TEXT_CHARS characters only (docs/lsp.md). Far past any agent's budget already,
+# such a file cost seconds of CPU per change of its buffer (10 MB: 3-4 s) and 1.5 GB for symbols.
+LARGE_TEXT_CHARS = 1 << 20
+
+
+def is_large_text(text: str) -> bool:
+    """Whether TEXT gets the language server's cheap path (`LARGE_TEXT_CHARS`)."""
+    return len(text) > LARGE_TEXT_CHARS
 
 
 def is_too_large(src: Source, settings: Settings) -> bool:

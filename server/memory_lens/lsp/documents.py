@@ -1,7 +1,8 @@
 """textDocument/didOpen, didChange, didSave, didClose for memory files.
 
 Open memory buffers are checked as typed (diagnostics carry the document version), on a worker
-thread: a large buffer never holds up other requests. One check per document runs at a time;
+thread: a large buffer never holds up other requests; one over `LARGE_TEXT_CHARS` is checked
+once its edits pause (`LARGE_CHECK_PAUSE`). One check per document runs at a time;
 edits made meanwhile are checked once it ends, and diagnostics of a version the buffer has left
 behind are never published. A save changes what agents load, so it counts as a change on disk. Closing a memory file outside the
 workspace withdraws its diagnostics; inside, they fall back to the file on disk.
@@ -14,12 +15,18 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from memory_lens.core.large_files import is_large_text
 from memory_lens.lsp import diagnostics
+from memory_lens.lsp.compat import fast_incremental_changes
 from memory_lens.lsp.convert import uri_to_path
 
 if TYPE_CHECKING:
     from memory_lens.lsp.server import MemoryLensServer
 
+# A buffer over LARGE_TEXT_CHARS is checked only after this many seconds without a change: in a
+# storm of changes to a 10 MB buffer, checking each version took the server 70 ms of CPU per change,
+# and answering other requests waited on it (docs/reliability.md).
+LARGE_CHECK_PAUSE = 0.3
 # (server, URI) of the documents being checked -> whether to check again when the check ends.
 _checking: dict[tuple[int, str], bool] = {}
 _forced: dict[tuple[int, str], bool] = {}  # a check asked for meanwhile wanted to force publishing
@@ -40,6 +47,11 @@ async def check_open_document(ls: MemoryLensServer, uri: str, force: bool = Fals
             if not (ls.is_memory_path(path) or ls.is_agent_path(path)) or doc is None:
                 return
             assert path is not None
+            if is_large_text(doc.source):  # checked once its edits pause: each check reads all of it
+                await asyncio.sleep(LARGE_CHECK_PAUSE)
+                if _checking[key]:
+                    _checking[key] = False
+                    continue
             version, source, store = doc.version, doc.source, ls.store
             diags = await asyncio.to_thread(diagnostics.diagnostics_for, store, path, source, ls.position_encoding)
             force = force or _forced.pop(key, False)
@@ -57,6 +69,8 @@ async def check_open_document(ls: MemoryLensServer, uri: str, force: bool = Fals
 
 
 def register(server: MemoryLensServer) -> None:
+    fast_incremental_changes()  # pygls's own way blocks the event loop on a large buffer
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: MemoryLensServer, params: types.DidOpenTextDocumentParams) -> None:
         await check_open_document(ls, params.text_document.uri, force=True)

@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from memory_lens.core.files import realpath
 from memory_lens.core.imports import IMPORTED, expand_imports, mention_at
+from memory_lens.core.large_files import is_large_text
 from memory_lens.core.markdown import parse
 from memory_lens.core.merge import Memory
 from memory_lens.core.discovery import document_target
@@ -51,7 +52,10 @@ def summary(memory: Memory, budget_bytes: int | None, budget_tokens: int | None)
 
 
 def entry_hover(ls: MemoryLensServer, path: Path, directory: Path, text: str, line: int) -> str | None:
-    """Where else the entry on LINE of memory file PATH (in DIRECTORY, with TEXT) appears."""
+    """Where else the entry on LINE of memory file PATH (in DIRECTORY, with TEXT) appears;
+    nothing for a text over `LARGE_TEXT_CHARS` (not analysed entry by entry)."""
+    if is_large_text(text):
+        return None
     outline = parse(text)
     entry = outline.entry_at(line)
     if entry is None:

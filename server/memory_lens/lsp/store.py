@@ -24,6 +24,7 @@ from memory_lens.core.checks import (
     Finding,
     check_content,
     encoding_finding,
+    file_entries,
     sources_before,
     unusable_finding,
 )
@@ -32,6 +33,7 @@ from memory_lens.core.entry_cache import EntryCache, digest, shared_cache
 from memory_lens.core.file_identity import NOTHING, Identity, file_identity, quick_identity
 from memory_lens.core.files import FileRead, FileStatus, read_memory_file, realpath
 from memory_lens.core.imports import read_paths
+from memory_lens.core.large_files import is_large_text
 from memory_lens.core.merge import Memory, load_sources, merge_plan
 from memory_lens.core.scan import find_memory_files
 from memory_lens.core.gemini_settings import GEMINI_DIR, SETTINGS_FILE, read_gemini_settings, settings_paths
@@ -165,7 +167,10 @@ class MemoryStore:
 
     def entries(self, path: Path, text: str) -> FileEntries:
         """The parsed entries of PATH whose content is TEXT: the last `ENTRIES_CACHE_SIZE` files
-        in memory, the others from the entry cache (parsed only when TEXT is new to it)."""
+        in memory, the others from the entry cache (parsed only when TEXT is new to it). No entries
+        for a text over `LARGE_TEXT_CHARS`: it is not analysed entry by entry."""
+        if is_large_text(text):
+            return file_entries(path, text, (), (), ())
         with self._lock:
             cached = _recall(self._entries, path)
         if cached is not None and cached[0] == text:

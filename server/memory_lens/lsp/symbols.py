@@ -3,7 +3,9 @@ memory file, the global ones included, then the notes of the workspace's project
 notes).
 
 A document gets at most `MAX_DOCUMENT_SYMBOLS` symbols, in line order; when there are more, the
-last one is named "N more entries and sections not shown". The outline is built on a worker
+last one is named "N more entries and sections not shown". A text over `LARGE_TEXT_CHARS` is
+outlined as far as its first `LARGE_TEXT_CHARS` characters only (the last symbol then says so):
+parsing all of a 10 MB buffer took seconds and a gigabyte. The outline is built on a worker
 thread, so a large file does not hold up other requests."""
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from lsprotocol import types
 
+from memory_lens.core.large_files import LARGE_TEXT_CHARS, is_large_text
 from memory_lens.core.markdown import Entry, Outline, parse, split_lines
 from memory_lens.core.markdown import normalize
 from memory_lens.lsp.convert import lines_range, path_to_uri, uri_to_path
@@ -31,8 +34,19 @@ def entry_name(entry: Entry) -> str:
     return first if len(first) <= 80 else first[:79] + "…"
 
 
-def document_symbols(outline: Outline, encoding: object) -> list[types.DocumentSymbol]:
-    """Headings nest by level; entries sit under the heading they follow."""
+def outline_shown(source: str) -> tuple[Outline, bool]:
+    """The outline of SOURCE that its symbols show, and whether it stops short of the end: a
+    text over `LARGE_TEXT_CHARS` is outlined up to its last line break within that many
+    characters."""
+    if not is_large_text(source):
+        return parse(source), False
+    end = source.rfind("\n", 0, LARGE_TEXT_CHARS) + 1
+    return parse(source[:end or LARGE_TEXT_CHARS]), True
+
+
+def document_symbols(outline: Outline, encoding: object, cut: bool = False) -> list[types.DocumentSymbol]:
+    """Headings nest by level; entries sit under the heading they follow. CUT: OUTLINE is only
+    the first part of a large text (`outline_shown`)."""
     lines = outline.lines
     roots: list[types.DocumentSymbol] = []
     stack: list[tuple[int, types.DocumentSymbol]] = []
@@ -40,7 +54,7 @@ def document_symbols(outline: Outline, encoding: object) -> list[types.DocumentS
                    key=lambda t: t[0])
     last = max(len(lines) - 1, 0)
     hidden = len(items) - (MAX_DOCUMENT_SYMBOLS - 1)
-    if hidden > 1:
+    if hidden > 1 or cut:
         items = items[:MAX_DOCUMENT_SYMBOLS - 1]
     for line, kind, item in items:
         if kind == "h":
@@ -59,20 +73,24 @@ def document_symbols(outline: Outline, encoding: object) -> list[types.DocumentS
                 range=lines_range(lines, item.line, item.end_line, encoding),
                 selection_range=lines_range(lines, item.line, item.line, encoding))
             (stack[-1][1].children if stack else roots).append(sym)
-    if hidden > 1:
-        rng = lines_range(lines, items[-1][0] + 1 if items[-1][0] < last else last, last, encoding)
-        roots.append(types.DocumentSymbol(name=not_shown_name(hidden), kind=types.SymbolKind.Null,
+    if hidden > 1 or cut:
+        after = items[-1][0] + 1 if items and items[-1][0] < last else last if items else 0
+        rng = lines_range(lines, after, max(after, last), encoding)
+        roots.append(types.DocumentSymbol(name=not_shown_name(hidden, cut), kind=types.SymbolKind.Null,
                                           range=rng, selection_range=rng))
     return roots
 
 
-def not_shown_name(hidden: int) -> str:
+def not_shown_name(hidden: int, cut: bool = False) -> str:
+    if cut:
+        return (f"entries and sections not shown from here on (a file over {LARGE_TEXT_CHARS} characters is "
+                f"outlined as far as its first {LARGE_TEXT_CHARS} characters and {MAX_DOCUMENT_SYMBOLS} symbols)")
     return f"{hidden} more entries and sections not shown (at most {MAX_DOCUMENT_SYMBOLS} symbols per file)"
 
 
-def flat_symbols(uri: str, outline: Outline, encoding: object) -> list[types.SymbolInformation]:
+def flat_symbols(uri: str, outline: Outline, encoding: object, cut: bool = False) -> list[types.SymbolInformation]:
     """Headings then entries, at most `MAX_DOCUMENT_SYMBOLS` in all (the last one then says how
-    many are not shown)."""
+    many are not shown, or, when CUT, that OUTLINE is only the first part of a large text)."""
     lines = outline.lines
 
     def each() -> Iterator[types.SymbolInformation]:
@@ -84,12 +102,12 @@ def flat_symbols(uri: str, outline: Outline, encoding: object) -> list[types.Sym
                                           location=types.Location(uri=uri, range=lines_range(lines, e.line, e.end_line, encoding)))
 
     out = list(islice(each(), MAX_DOCUMENT_SYMBOLS + 1))
-    if len(out) <= MAX_DOCUMENT_SYMBOLS:
+    if len(out) <= MAX_DOCUMENT_SYMBOLS and not cut:
         return out
     out = out[:MAX_DOCUMENT_SYMBOLS - 1]
     hidden = len(outline.headings) + len(outline.entries) - len(out)
     last = max(len(lines) - 1, 0)
-    out.append(types.SymbolInformation(name=not_shown_name(hidden), kind=types.SymbolKind.Null,
+    out.append(types.SymbolInformation(name=not_shown_name(hidden, cut), kind=types.SymbolKind.Null,
                                        location=types.Location(uri=uri, range=lines_range(lines, last, last, encoding))))
     return out
 
@@ -134,8 +152,9 @@ def register(server: MemoryLensServer) -> None:
         hierarchical = ls.supports("text_document.document_symbol.hierarchical_document_symbol_support")
 
         def symbols() -> list:
-            outline = parse(source)
-            return document_symbols(outline, encoding) if hierarchical else flat_symbols(uri, outline, encoding)
+            outline, cut = outline_shown(source)
+            return (document_symbols(outline, encoding, cut) if hierarchical
+                    else flat_symbols(uri, outline, encoding, cut))
 
         return await asyncio.to_thread(symbols)
 
