@@ -155,6 +155,16 @@ def test_every_mention_counts_against_the_bound_cycles_included(tmp_path: Path) 
     assert expansion.text.endswith("@a.md\n" * 990)  # the top file's last mentions, as written
 
 
+def test_mentions_in_code_count_too(tmp_path: Path) -> None:
+    """A mention in code is left as it is, but it is still looked at: a file of a million of
+    them imported again and again cost seconds. They count against the bound like the others."""
+    (tmp_path / "b.md").write_text("B")
+    text = "```\n" + "@b.md\n" * MAX_IMPORT_MENTIONS + "```\n@b.md\n"
+    expansion = expand_imports(text, tmp_path / "GEMINI.md")
+    assert [n.status for n in expansion.imports] == [LIMIT]
+    assert "Imported from" not in expansion.text and expansion.text.endswith(f"{imports.limit_message()} -->\n")
+
+
 def test_a_budget_bounds_a_whole_view(tmp_path: Path) -> None:
     """One budget passed to the expansions of several files: the second file's imports stop where
     the first left it, and get a marker of their own."""

@@ -36,12 +36,12 @@ BOUNDARY_MARKERS = (".git",)
 # lines of `@a.md` in GEMINI.md and in a.md are 10^6 mentions and 40 MB of comments for Gemini CLI,
 # and such a tree of 1 MB can be 10^10 (Gemini CLI would run out of memory). Past the bound, the
 # mention it falls on becomes one LIMIT marker and the rest are left as written (`ImportBudget`).
-MAX_IMPORT_MENTIONS = 5000
+MAX_IMPORT_MENTIONS = 5000  # `@path`s met, those in code included
 MAX_IMPORTED_BYTES = 16 * 1024 * 1024  # text put in: imported files and comments, all levels
 MAX_FLAT_DEPTH = 100  # `flat` has no depth limit in Gemini; past this a chain is marked LIMIT
 
 _CODE_REGION = re.compile(r"(`+)([\s\S]*?)\1")
-_MENTION = re.compile(r"(?:^|(?<=[ \t\n\r]))@([^ \t\n\r]*)")
+_MENTION = re.compile(r"(?<![^ \t\n\r])@([^ \t\n\r]*)")  # at the start or after whitespace
 _NEWLINE = re.compile("\n")
 
 
@@ -235,10 +235,11 @@ def _expand_flat(content: str, path: str, base: str, root: str, budget: ImportBu
         lines = _newlines(text)
         nodes: list[ImportNode] = []
         for start, end, target in reversed(find_mentions(text)):
-            if in_code(start, regions):
+            taken = budget.take()  # a mention in code too, as in `_expand`
+            if taken and in_code(start, regions):
                 continue
             inner = None
-            if budget.take() and depth < MAX_FLAT_DEPTH:
+            if taken and depth < MAX_FLAT_DEPTH:
                 line = _line_of(start, lines)
                 if not budget.inside_root(target, file_base, root):
                     nodes.append(_refused(file, line, target, file_base, start, end))
@@ -283,12 +284,13 @@ def _expand(content: str, file: str, base: str, root: str, processed: frozenset[
     nodes: list[ImportNode] = []
     last = 0
     for start, end, target in itertools.chain([first], mentions):
-        if in_code(start, regions):
+        taken = budget.take()  # a mention in code too: it costs a look, and there may be millions
+        if taken and in_code(start, regions):
             continue
         out.append(content[last:start])
         last = end
         piece, node = "", None
-        if not budget.take():
+        if not taken:
             pass
         elif depth >= max_depth:
             piece = "@" + target
