@@ -196,7 +196,7 @@ def readers(path: Path, agents: Sequence[str], settings: Settings,
     reads = {gemini.AGENT: name in settings.filenames,
              codex.AGENT: name in codex_names(environ),
              claude.AGENT: name in CLAUDE_NAMES or (
-                 name == AGENTS_MD and claude_reads_agents_md(Path(os.path.realpath(path.parent)))),
+                 name == AGENTS_MD and claude_reads_agents_md(Path(os.path.realpath(path.parent)) / name, environ)),
              wave.AGENT: name == AGENTS_MD}
     return tuple(a for a in agents if reads[a])
 
