@@ -18,6 +18,8 @@
   of each start over the floor timed next to it)
 - under_load: the same timings again with a CPU-bound neighbour process on one core
 - peer: Gemini CLI's own loader (`@google/gemini-cli-core` 0.40.0 discovery, 0.61.0 upward lookup)
+- check.agnix: agnix (a Rust linter for agent files) and `memory-lens check` of the whole tree,
+  alternated (agnix_peer.py); check.ratio_vs_agnix is Memory Lens's median over agnix's
 
 Medians of several runs; a calibration loop timed at the start and the end shows machine noise.
 Trees and the peer packages live in `$MEMORY_LENS_BENCH_CACHE` (default ~/.cache/memory-lens-bench).
@@ -47,6 +49,7 @@ TARGETS = {  # key in the results, comparison, limit (the issue's targets on the
     "change.p50_ms": ("<=", 200.0),
     "check.full_ms": ("<=", 1000.0),
     "check.incremental_ms": ("<=", 20.0),
+    "check.ratio_vs_agnix": ("<=", 0.5),
     "rss_mb": ("<=", 100.0),
     "initialize.ratio_to_floor": ("<=", 1.15),
 }
@@ -214,6 +217,7 @@ def compile_package() -> None:
 def run(args: argparse.Namespace) -> dict:
     sys.path.insert(0, str(HERE))
     from generate import cache_dir, ensure_tree
+    from agnix_peer import bench_agnix
     from peers import bench_peers
     from timing import calibrate, noise_summary
 
@@ -228,10 +232,14 @@ def run(args: argparse.Namespace) -> dict:
     results: dict = {"size": args.size, **measure(args, root, manifest, step)}
     if args.no_peer:
         results["peer"] = {"skipped": "--no-peer given"}
+        results["check"]["agnix"] = {"skipped": "--no-peer given"}
     else:
         step("peer: Gemini CLI's loader")
         results["peer"] = bench_peers(root, manifest, cache_dir(), runs=min(args.runs, 3), passes=args.passes)
         results["peer"].update(peer_ratios(results["peer"], results))
+        step("peer: agnix and memory-lens check, alternated")
+        results["check"]["agnix"] = bench_agnix(root, cache_dir(), runs=args.runs)
+        results["check"]["ratio_vs_agnix"] = results["check"]["agnix"].get("ratio_vs_agnix")
     noise_end = calibrate()
     if args.no_load:
         results["under_load"] = {"skipped": "--no-load given"}
@@ -269,7 +277,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5, help="runs per timing (the median is reported)")
     ap.add_argument("--passes", type=int, default=3, help="warm passes over the sample files")
     ap.add_argument("--change-samples", type=int, default=12, help="memory files edited on disk")
-    ap.add_argument("--no-peer", action="store_true", help="skip Gemini CLI's loader")
+    ap.add_argument("--no-peer", action="store_true", help="skip the peers (Gemini CLI's loader, agnix)")
     ap.add_argument("--no-load", action="store_true",
                     help="skip the second pass with a CPU-bound neighbour on one core")
     ap.add_argument("--regenerate", action="store_true", help="regenerate the tree even if cached")

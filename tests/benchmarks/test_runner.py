@@ -44,6 +44,11 @@ def test_writes_every_key(results: dict) -> None:
     assert results["peer"]["skipped"]  # skipped, with the reason
 
 
+def test_agnix_peer_is_judged_and_skipped_with_the_reason(results: dict) -> None:
+    assert results["check"]["agnix"] == {"skipped": "--no-peer given"}
+    assert results["targets"]["check.ratio_vs_agnix"] == {"target": "<= 0.5", "value": None, "met": None}
+
+
 def test_scan_finds_exactly_the_memory_files_a_scan_should(results: dict) -> None:
     scan = results["scan"]
     assert scan["found"] == scan["expected"] > 0
