@@ -337,7 +337,7 @@ def sources_before(sources: Sequence[Source], real: Path) -> list[Source]:
 
 
 def check_file(path: Path, settings: Settings, chain: Callable[[], Sequence[Source]] | None = None,
-               rules: Rules | None = None) -> list[Finding]:
+               rules: Rules | None = None, indexer: Indexer = index_entries) -> list[Finding]:
     """Check memory file PATH against the more general files of its directory's chain: Gemini's,
     or what CHAIN gives (another agent's), with that agent's RULES."""
     got = read_memory_file(path, settings.max_file_bytes)
@@ -352,7 +352,7 @@ def check_file(path: Path, settings: Settings, chain: Callable[[], Sequence[Sour
         general = general_sources(memory, Path(os.path.realpath(path)))
     else:
         general = list(chain())
-    return bad + check_content(path, got.text, general, settings, real=got.real_path, rules=rules)
+    return bad + check_content(path, got.text, general, settings, indexer, real=got.real_path, rules=rules)
 
 
 @dataclass(frozen=True)

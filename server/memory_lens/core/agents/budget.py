@@ -24,6 +24,7 @@ Gemini's own `over-budget` (the merged memory over the byte or token budget) sta
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Collection, Iterable, Mapping, Sequence
 
@@ -35,8 +36,10 @@ from memory_lens.core.checks import (
     CheckProgress,
     CheckReport,
     Finding,
+    Indexer,
     Rules,
     check_file,
+    index_entries,
 )
 from memory_lens.core.discovery import Scope, TargetError, find_project_root, resolve_target
 from memory_lens.core.files import read_memory_file
@@ -225,18 +228,18 @@ def agent_chain(agent: str, path: Path, settings: Settings,
 
 
 def file_findings(path: Path, enabled: Sequence[str], settings: Settings,
-                  environ: Mapping[str, str] | None = None) -> list[Finding]:
+                  environ: Mapping[str, str] | None = None, indexer: Indexer = index_entries) -> list[Finding]:
     """Every finding of memory file PATH for the ENABLED agents: the checks of its text, as each
     agent that loads it does (Gemini's rules when Gemini is one of them, or when none is: a file
-    checked by name), then the per-agent budget and shadowing findings."""
+    checked by name), then the per-agent budget and shadowing findings. INDEXER parses entries."""
     who = readers(path, enabled, settings, environ)
     if not who or gemini.AGENT in who:
-        own = check_file(path, settings)
+        own = check_file(path, settings, indexer=indexer)
     else:
         own = []
         for agent in who:
             found = check_file(path, settings, chain=lambda: agent_chain(agent, path, settings, environ),
-                               rules=RULES[agent])
+                               rules=RULES[agent], indexer=indexer)
             own += [f for f in found if f not in own]
         own.sort(key=lambda f: f.line)
     return own + (agent_findings(path, enabled, settings, environ) if os.path.isfile(path) else [])
@@ -278,11 +281,15 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
     findings: list[Finding] = []
     checked: list[Path] = []
     seen: set[tuple[str, int, str, str]] = set()
+    # Each file is checked against the files above it, so a directory's chain would be parsed once
+    # per file below it (4.4 times per file on the large benchmark tree): the files are walked in
+    # tree order, so the last few hundred parses cover the chains in use (docs/performance.md).
+    indexer = lru_cache(maxsize=256)(index_entries)
     for done, (path, named) in enumerate(targets.items(), start=1):
         batch: list[Finding] | None = None
         if named or readers(path, enabled, settings, environ):
             try:
-                batch = file_findings(path, enabled, settings, environ)
+                batch = file_findings(path, enabled, settings, environ, indexer)
             except TargetError:
                 if named:
                     raise  # else removed since the scan found it
