@@ -283,8 +283,8 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
     seen: set[tuple[str, int, str, str]] = set()
     # Each file is checked against the files above it, so a directory's chain would be parsed once
     # per file below it (4.4 times per file on the large benchmark tree): the files are walked in
-    # tree order, so the last few hundred parses cover the chains in use (docs/performance.md).
-    indexer = lru_cache(maxsize=256)(index_entries)
+    # tree order, so the last 64 parses cover the chains in use (docs/performance.md).
+    indexer = lru_cache(maxsize=64)(index_entries)
     for done, (path, named) in enumerate(targets.items(), start=1):
         batch: list[Finding] | None = None
         if named or readers(path, enabled, settings, environ):
