@@ -18,7 +18,7 @@ const requirements = path.join(here, 'bundled-requirements.txt');
 /** Compiled dependencies the server imports only when present. */
 const OPTIONAL = new Set(['rignore', 'watchfiles']);
 /** Dependencies of `memory-lens mcp` only (imported by that command): the language server never loads them. */
-const MCP_ONLY = new Set(['mcp', 'jsonschema']);
+const MCP_ONLY = new Set(['mcp']);
 
 function findPython() {
   if (process.env.PYTHON) {
@@ -37,7 +37,8 @@ function projectDependencies() {
   if (!block) {
     throw new Error('pyproject.toml: no [project] dependencies list found');
   }
-  return [...block[1].matchAll(/["']([A-Za-z0-9_.-]+)/g)].map((m) => normalise(m[1]));
+  // Each requirement is one double-quoted string; its name ends where a version or marker begins.
+  return [...block[1].matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => normalise(m[1].split(/[=<>!~ ;[]/)[0]));
 }
 
 function pinnedNames() {
