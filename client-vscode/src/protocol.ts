@@ -24,6 +24,8 @@ export type AgentName = 'gemini' | 'claude' | 'codex' | 'wave';
 
 /** Custom request and notification. */
 export const EFFECTIVE_REQUEST = 'memory/effective';
+/** Which agent loads which instruction file for a document, and why not (docs/lsp.md). */
+export const EXPLAIN_REQUEST = 'memory/explain';
 export const DID_CHANGE_NOTIFICATION = 'memory/didChange';
 export const NOTES_DID_CHANGE_NOTIFICATION = 'memory/notesDidChange';
 /** A note's Markdown document: memory-lens-note:/<scope>/<name>.md?root=<project root> (opaque to the client). */

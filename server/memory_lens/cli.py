@@ -1,4 +1,4 @@
-"""The `memory-lens` command line: show, add, list, remove, check, serve, notes and mcp (`cli_notes`).
+"""The `memory-lens` command line: show, add, list, remove, check, explain, serve, notes and mcp (`cli_notes`).
 
 stdout carries only the requested output; messages, warnings and the --debug trace go to
 stderr. Exit status: 0 success, 1 failure (or findings, for `check`), 2 bad usage.
@@ -175,6 +175,20 @@ def build_parser() -> argparse.ArgumentParser:
                         "list); over-budget names the agent and the first line it never sees, not-loaded marks "
                         "a file it does not load. Default: gemini, plus codex and claude when their files "
                         "exist among the files checked (see docs/agents.md)")
+
+    p = sub.add_parser("explain", parents=[common], help="which agent loads which instruction file for a path, and why not",
+                       description="For PATH (a file or directory), every agent (or those of --agents), every "
+                                   "instruction file any of them reads on the way to PATH or in the home "
+                                   "directory, and per pair: loaded, on-read (when the agent reads PATH), "
+                                   "requestable, or not-loaded with the reason (docs/cli.md#explain).")
+    p.add_argument("path", metavar="PATH", help="a file or directory")
+    p.add_argument("--agents", action="append", default=None, metavar="AGENTS",
+                   help=f"a comma list of agents (default: all of {', '.join(AGENTS)})")
+    p.add_argument("--format", choices=["text", "json"], default="text",
+                   help="text: each file, then each agent's status; json: the matrix (docs/cli.md#explain)")
+    p.add_argument("--start", metavar="DIR", default=None,
+                   help="start the agents in DIR, a directory above PATH (default: PATH's directory); "
+                        "Claude Code then shows what it loads on reading PATH")
 
     p = sub.add_parser("serve", parents=[common], help="run the language server on stdio",
                        description="Run the Memory Lens language server (LSP) on stdin/stdout.")
@@ -416,6 +430,33 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FAIL if errors or (args.strict and warnings) else EXIT_OK
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from memory_lens.core.explain import explain
+
+    settings = _settings(args)
+    try:
+        agents = parse_agents(args.agents) if args.agents else None
+    except UnknownAgentError as err:
+        raise UsageError(f"{PROG}: error: --agents: {err}") from None
+    try:
+        matrix = explain(args.path, settings, agents, _target(args.start) if args.start else None)
+    except TargetError as err:
+        raise Failure(str(err)) from None
+    if args.format == "json":
+        sys.stdout.write(json.dumps(matrix.to_json(), ensure_ascii=False, indent=2) + "\n")
+        return EXIT_OK
+    width = max(map(len, matrix.agents))
+    for f in matrix.files:
+        sys.stdout.write(f"{f.path}\n")
+        for agent, st in f.statuses.items():
+            detail = st.reason or (f"matched by {st.matched_by}" if st.matched_by else "")
+            cut = f" (cut at byte {st.cut_at})" if st.cut_at is not None and st.status != "not-loaded" else ""
+            sys.stdout.write(f"  {agent:<{width}}  {st.status}{cut}{': ' + detail if detail else ''}\n")
+    if not matrix.files:
+        _info(f"no instruction file of {', '.join(matrix.agents)} for {matrix.path}")
+    return EXIT_OK
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     with collector_paused():
         from memory_lens.lsp.app import run_stdio
@@ -437,7 +478,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"show": cmd_show, "add": cmd_add, "list": cmd_list, "remove": cmd_remove,
-            "check": cmd_check, "serve": cmd_serve, "notes": cmd_notes, "mcp": cmd_mcp}
+            "check": cmd_check, "explain": cmd_explain, "serve": cmd_serve, "notes": cmd_notes, "mcp": cmd_mcp}
 
 
 def _utf8_streams() -> None:

@@ -54,6 +54,32 @@ async def test_a_link_to_a_secret_is_listed_with_its_reason_and_never_shown(ws: 
     assert "[link-outside]" in found.stdout
 
 
+async def test_every_agent_withholds_a_link_to_a_secret_and_explain_stays_inside(ws: Workspace) -> None:
+    proj, key = plant(ws)
+    ws.write("proj/CLAUDE.md", "- claude rule\n")
+    ws.symlink("proj/sub/CLAUDE.md", str(key))
+    ws.write("proj/AGENTS.md", "- agents rule\n")
+    ws.symlink("proj/sub/AGENTS.md", str(key))
+    ws.write("home/.claude/CLAUDE.md", "- my claude rule\n")  # the agent's own directory: shown
+    async with session(ws, proj) as client:
+        for agent, name, text in (("claude", "CLAUDE.md", "- claude rule"), ("codex", "AGENTS.md", "- agents rule")):
+            effective = await call(client, "effective_memory", path="sub", agent=agent)
+            assert SECRET not in json.dumps(effective), agent
+            assert text in effective["text"], agent
+            links = [s for s in effective["sources"] if s["path"] == str(proj / "sub" / name)]
+            assert [s["loaded"] for s in links] == [False], agent
+            assert [w["path"] for w in effective["withheld"]] == [links[0]["path"]], agent
+            assert effective["withheld"][0]["reason"].startswith(f"{links[0]['path']} is a link to {key}, outside")
+        assert "- my claude rule" in (await call(client, "effective_memory", agent="claude"))["text"]
+        matrix = await call(client, "explain_context", path="sub", agents=["claude"])
+        linked = next(f for f in matrix["files"] if f["path"] == str(proj / "sub" / "CLAUDE.md"))
+        assert linked["statuses"]["claude"]["status"] == "not-loaded"
+        assert "its content is withheld" in linked["statuses"]["claude"]["reason"]
+        assert "is outside the server's project" in await fails(client, "explain_context", path=str(key))
+        assert "agents: Input should be 'gemini'" in await fails(client, "explain_context", path=".", agents=["bob"])
+    assert SECRET in ws.ok("show", "sub", "--agent", "claude", cwd=proj).stdout  # the CLI shows what loads
+
+
 async def test_another_repository_is_refused(ws: Workspace) -> None:
     proj, _ = plant(ws)
     other = ws.project("other")

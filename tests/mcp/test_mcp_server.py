@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from sandbox import Workspace
 
 SEED_TOOLS = ["memory_create", "memory_read", "memory_list", "memory_edit", "memory_delete", "memory_search"]
-ALL_TOOLS = SEED_TOOLS + ["save_memory", "list_memory_entries", "remove_memory_entry", "effective_memory"]
+ALL_TOOLS = SEED_TOOLS + ["save_memory", "list_memory_entries", "remove_memory_entry", "effective_memory",
+                          "explain_context"]
 
 
 class Elicitations:
@@ -284,7 +285,12 @@ async def test_entries_remove_and_effective_memory(ws: Workspace, proj: Path) ->
         shown = ws.json("show", str(proj / "src" / "app"))
         assert {k: v for k, v in effective.items() if k != "withheld"} == shown
         assert await call(client, "effective_memory", path="src/app", agent="gemini") == effective
-        assert "agent: Input should be 'gemini'" in await fails(client, "effective_memory", agent="codex")
+        for agent in ("claude", "codex", "wave"):  # every agent the CLI takes, the same JSON as `show`
+            ws.write(f"proj/src/app/{'CLAUDE' if agent == 'claude' else 'AGENTS'}.md", f"- {agent} rule\n")
+            shown = ws.json("show", str(proj / "src" / "app"), "--agent", agent)
+            assert {k: v for k, v in (await call(client, "effective_memory", path="src/app", agent=agent)).items()
+                    if k != "withheld"} == shown
+        assert "agent: Input should be 'gemini', 'claude'" in await fails(client, "effective_memory", agent="bob")
         assert "no such file or directory" in await fails(client, "effective_memory", path="nowhere")
 
 

@@ -249,7 +249,9 @@ def test_claude_rules_with_paths_load_on_read_of_a_matching_file(tmp_path: Path,
     on_read = [s for s in claude.load_view(root, file=root / "src" / "a" / "x.py").sources if s.when == "on-read"]
     assert [(s.path.relative_to(root).as_posix(), s.matched_by) for s in on_read] == [
         ("src/CLAUDE.md", ""), (".claude/rules/py.md", "src/**/*.py")]
-    assert [s.when for s in claude.load_view(root, file=root / "x.md").sources] == ["start"]
+    other = claude.load_view(root, file=root / "x.md").sources
+    assert [(s.path.name, s.when, s.loaded) for s in other] == [("all.md", "start", True), ("py.md", "on-read", False)]
+    assert other[1].reason == f"paths: src/**/*.py does not match {root / 'x.md'}"
 
 
 def test_claude_view_follows_a_rules_file_edited_between_views(tmp_path: Path, home: Path) -> None:
@@ -259,7 +261,7 @@ def test_claude_view_follows_a_rules_file_edited_between_views(tmp_path: Path, h
     write(x, "")
     assert [(s.when, s.matched_by) for s in claude.load_view(root, file=x).sources] == [("on-read", "src/*.py")]
     write(rule, "---\npaths: lib/*.py\n---\nrule two")  # the same size: the file's identity still changes
-    assert [s.when for s in claude.load_view(root, file=x).sources] == []
+    assert [s.loaded for s in claude.load_view(root, file=x).sources] == [False]
     write(rule, "rule 3 @other.md")
     write(root / ".claude" / "rules" / "other.md", "imported")
     view = claude.load_view(root, file=x)
@@ -296,7 +298,7 @@ def test_claude_imports_stop_at_one_bound_on_mentions(tmp_path: Path, home: Path
     write(root / "a.md", "@a.md\n@CLAUDE.md\n" * 2000)
     reads: list[Path] = []
     real_read = claude.read_raw
-    monkeypatch.setattr(claude, "read_raw", lambda path, limit: reads.append(path) or real_read(path, limit))
+    monkeypatch.setattr(claude, "read_raw", lambda path, limit, **kw: reads.append(path) or real_read(path, limit, **kw))
     view = claude_view(root)
     assert reads.count(root / "a.md") == 1 and reads.count(root / "CLAUDE.md") == 1
     assert len(reads) < imports.MAX_IMPORT_MENTIONS

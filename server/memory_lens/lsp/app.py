@@ -21,6 +21,7 @@ def build_server(settings: Settings, debug: bool = False) -> MemoryLensServer:
         definition,
         documents,
         effective,
+        explain,
         hover,
         lifecycle,
         links,
@@ -34,7 +35,7 @@ def build_server(settings: Settings, debug: bool = False) -> MemoryLensServer:
     server = MemoryLensServer(settings, debug)
     server.live = LiveEngine(server)
     server.watcher = Watcher(server)
-    for feature in (lifecycle, documents, watch, effective, commands, notes, code_actions, hover, code_lens, symbols,
+    for feature in (lifecycle, documents, watch, effective, explain, commands, notes, code_actions, hover, code_lens, symbols,
                     links, definition, completion):
         feature.register(server)
     return server

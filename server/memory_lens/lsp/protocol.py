@@ -22,6 +22,7 @@ SETTINGS_KEYS = ["filenames", "globalDir", "tokenBudget", "maxFileSize", "agents
 
 # Custom request and notification.
 EFFECTIVE_REQUEST = "memory/effective"
+EXPLAIN_REQUEST = "memory/explain"
 DID_CHANGE_NOTIFICATION = "memory/didChange"
 NOTES_DID_CHANGE_NOTIFICATION = "memory/notesDidChange"
 NOTE_SCHEME = "memory-lens-note"  # a note's Markdown document: memory-lens-note:/<scope>/<name>.md?root=...

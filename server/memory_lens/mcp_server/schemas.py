@@ -12,18 +12,20 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
+from memory_lens.core.agents import AGENTS
+
 MAX_PAGE = 100
 MAX_FACT_CHARS = 4096  # save_memory: an entry is a line or a paragraph, not a file (docs/mcp.md)
-# The agents whose loading rules `effective_memory` follows: Gemini CLI's, the only ones the core
-# knows today. When the core learns other agents' rules, list them here and pass them through.
-AGENTS = ("gemini",)
+# The agents whose loading rules `effective_memory` and `explain_context` follow: every agent the
+# core knows (`core.agents.AGENTS`, what `memory-lens show --agent` accepts).
 
 INSTRUCTIONS = """\
 Memory Lens keeps two kinds of memory for this project and for the user.
 
 Memory files (GEMINI.md and friends) are loaded into every session in full. Use save_memory for a
 short fact the user wants remembered in every session; list_memory_entries and remove_memory_entry
-to review or remove them; effective_memory to see exactly what is loaded for a path.
+to review or remove them; effective_memory to see exactly what is loaded for a path;
+explain_context to see which agent loads which instruction file for a path, and why not.
 
 Notes are named, tagged pieces of knowledge looked up only when needed (architecture decisions,
 build fixes, snippets). Use memory_search or memory_list to find them, memory_read to get one in
@@ -53,6 +55,8 @@ Tags = maybe(list[str], "Optional tags for categorization")
 Cursor = maybe(str, "The next_cursor of the previous page, to get the next one.")
 NotesLimit = maybe(PageSize, "Notes per page (default 20).")
 MemoryPath = maybe(str, "A file or directory (default: the project).")
+AgentName = maybe(Literal[AGENTS], "Whose loading rules to follow (default: gemini).", enum=list(AGENTS))
+AgentNames = maybe(list[Literal[AGENTS]], "Only these agents (default: every agent Memory Lens knows).")
 
 DESCRIPTIONS: dict[str, str] = {
     "memory_create": (
@@ -110,6 +114,12 @@ DESCRIPTIONS: dict[str, str] = {
     ),
     "effective_memory": (
         "Shows the memory an agent loads for a path: the merged text of every memory file of its chain "
-        "(global first, then the project's, in the order Gemini CLI loads them) and the files it comes from."
+        "(global first, then the project's, in the order the agent loads them) and the files it comes from. "
+        "A file outside the client's roots is listed with the reason, its content withheld."
+    ),
+    "explain_context": (
+        "Explains, for a file or directory, which instruction files (GEMINI.md, CLAUDE.md, AGENTS.md, rules) "
+        "each agent loads and why not: per file and agent a status, loaded (at start), on-read (when the agent "
+        "reads the path; matchedBy: the glob or directory), requestable, or not-loaded with the reason."
     ),
 }

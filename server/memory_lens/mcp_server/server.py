@@ -4,8 +4,8 @@
 Every tool is a typed function (its argument types in `schemas`): the SDK makes its JSON Schema
 from the signature and validates the arguments against it before the tool runs; an unknown
 argument is refused too (`additionalProperties: false`), and a failed check is one line naming
-the argument. `effective_memory` and `list_memory_entries` ask the client for its roots
-(`roots/list`) and read only inside them (`core/read_policy.py`). `save_memory` asks the user
+the argument. `effective_memory`, `explain_context` and `list_memory_entries` ask the client for
+its roots (`roots/list`) and read only inside them (`core/read_policy.py`). `save_memory` asks the user
 first where the client supports form elicitation: the message shows the diff; the form lets them
 edit the text and choose "always allow" for that scope. The questions are asked through the SDK's
 resolvers, which use whichever way the negotiated protocol version has (a request in the middle of
@@ -39,10 +39,11 @@ from memory_lens.core.discovery import Scope
 from memory_lens.mcp_server import tools
 from memory_lens.mcp_server.approvals import approval_name
 from memory_lens.mcp_server.schemas import (
-    AGENTS,
     DESCRIPTIONS,
     INSTRUCTIONS,
     MAX_FACT_CHARS,
+    AgentName,
+    AgentNames,
     Cursor,
     ListScope,
     MemoryPath,
@@ -193,11 +194,12 @@ def build_server(ctx: ToolContext) -> MCPServer:
                             = None) -> dict[str, Any]:
         return _run(lambda: tools.remove_memory_entry(ctx, text, scope))
 
-    def effective_memory(path: MemoryPath = None,
-                         agent: maybe(Literal[AGENTS], "Whose loading rules to follow (default: gemini).",
-                                      enum=list(AGENTS)) = None,
-                         *, roots: Roots) -> dict[str, Any]:
+    def effective_memory(path: MemoryPath = None, agent: AgentName = None, *, roots: Roots) -> dict[str, Any]:
         return _run(lambda: tools.effective_memory(ctx, path, agent, _roots(roots)))
+
+    def explain_context(path: given(str, "A file or directory"), agents: AgentNames = None,
+                        *, roots: Roots) -> dict[str, Any]:
+        return _run(lambda: tools.explain_context(ctx, path, agents, _roots(roots)))
 
     def ask_to_save(fact: str, scope: str | None, context: Context) -> Elicit[Any] | Decided:
         """Decide whether the user must be asked, and ask (the SDK sends the question)."""
@@ -250,6 +252,7 @@ def build_server(ctx: ToolContext) -> MCPServer:
         _tool(list_memory_entries, read_only=True),
         _tool(remove_memory_entry, read_only=False, destructive=True),
         _tool(effective_memory, read_only=True),
+        _tool(explain_context, read_only=True),
     ]
     return MCPServer(SERVER_NAME, title="Memory Lens", version=__version__, instructions=INSTRUCTIONS,
                      tools=registered, log_level="WARNING")

@@ -14,7 +14,8 @@ from typing import Any, Sequence
 from urllib.parse import unquote, urlparse
 
 from memory_lens.core import paging
-from memory_lens.core.agents import gemini
+from memory_lens.core.agents import agent_view, gemini, user_dir
+from memory_lens.core.agents.common import confined
 from memory_lens.core.discovery import Scope, TargetError, find_project_root, resolve_target
 from memory_lens.core.edit import EntryTextError, plan_add
 from memory_lens.core.entries import (
@@ -194,13 +195,20 @@ def root_paths(uris: Sequence[str]) -> list[Path]:
     return paths
 
 
-def client_area(ctx: ToolContext, roots: Sequence[Path] | None) -> ReadArea:
+def client_area(ctx: ToolContext, roots: Sequence[Path] | None, agents: Sequence[str] = ()) -> ReadArea:
     """What the client may be shown: its ROOTS (without any, the project of the server's directory,
-    or that directory outside a project) and the global memory directory (docs/security.md)."""
+    or that directory outside a project), the global memory directory and the user-level
+    directories of AGENTS (`~/.claude`, `$CODEX_HOME`, ...; docs/security.md)."""
+    homes = [d for d in (user_dir(a) for a in agents) if d is not None]
     if roots:
-        return read_area(roots, ctx.settings.global_dir, "the client's roots " + ", ".join(map(str, roots)))
-    home = ctx.project_root or ctx.directory
-    return read_area([home], ctx.settings.global_dir, f"the server's project {home}")
+        what = "the client's roots " + ", ".join(map(str, roots))
+    else:
+        roots = [ctx.project_root or ctx.directory]
+        what = f"the server's project {roots[0]}"
+    if homes:
+        what += (", the agent's own directory " if len(homes) == 1 else ", the agents' own directories ") \
+            + ", ".join(map(str, homes))
+    return read_area([*roots, *homes], ctx.settings.global_dir, what)
 
 
 def _target(ctx: ToolContext, path: str | None, area: ReadArea) -> Path:
@@ -263,8 +271,40 @@ def remove_memory_entry(ctx: ToolContext, text: str, scope: str | None = None) -
 
 def effective_memory(ctx: ToolContext, path: str | None = None, agent: str | None = None,
                      roots: Sequence[Path] | None = None) -> dict[str, Any]:
-    """What `memory-lens show --format json` prints for PATH (`AgentView.to_json`), less what the
-    client may not see (ROOTS: its roots; see `client_area`), plus what was withheld. AGENT: Gemini
-    CLI's rules, the only ones read through the client's area."""
-    memory, withheld = _read_memory(ctx, path, roots)
-    return {**gemini.view_of(memory).to_json(), "withheld": withheld}
+    """What `memory-lens show --format json` prints for PATH (`AgentView.to_json`) as AGENT loads
+    it, less what the client may not see (ROOTS: its roots; see `client_area`), plus what was
+    withheld. Claude Code, for a file PATH, is started in the server's directory (as `show` in the
+    current directory) and reads PATH."""
+    if agent in (None, gemini.AGENT):
+        memory, withheld = _read_memory(ctx, path, roots)
+        return {**gemini.view_of(memory).to_json(), "withheld": withheld}
+    area = client_area(ctx, roots, [agent])
+    target = _target(ctx, path, area)
+    asked = _asked(ctx, path)
+    read = agent == "claude" and os.path.isfile(asked)
+    from memory_lens.core.explain import start_dir
+
+    with confined(area.withheld):
+        view = agent_view(agent, start_dir(target, ctx.directory) if read else target, ctx.settings,
+                          file=asked if read else None)
+    withheld = [{"path": str(s.path), "reason": s.reason} for s in view.sources
+                if not s.loaded and area.withheld(s.path)]
+    return {**view.to_json(), "withheld": withheld}
+
+
+def _asked(ctx: ToolContext, path: str | None) -> Path:
+    """PATH as given, absolute (relative to the server's directory)."""
+    return Path(os.path.abspath(os.path.join(ctx.directory, os.path.expanduser(path or ""))))
+
+
+def explain_context(ctx: ToolContext, path: str, agents: Sequence[str] | None = None,
+                    roots: Sequence[Path] | None = None) -> dict[str, Any]:
+    """`memory-lens explain PATH --format json` (`core.explain`), for a PATH inside the client's
+    roots; a file outside them is not read: not loaded, with the reason."""
+    from memory_lens.core.agents import AGENTS
+    from memory_lens.core.explain import explain
+
+    area = client_area(ctx, roots, agents or AGENTS)
+    _target(ctx, path, area)
+    with confined(area.withheld):
+        return explain(_asked(ctx, path), ctx.settings, agents).to_json()

@@ -52,5 +52,14 @@ def agent_view(agent: str | None, target_dir: Path, settings: Settings,
     return wave.load_view(target_dir, settings.max_file_bytes)
 
 
+def user_dir(agent: str, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The directory of AGENT's own user-level files (`~/.claude`, `$CODEX_HOME`, `~/.wave`);
+    None for Gemini CLI, whose global directory is `Settings.global_dir`."""
+    dirs = {claude.AGENT: lambda: claude.claude_dir(environ), codex.AGENT: lambda: codex.codex_home(environ),
+            wave.AGENT: wave.user_dir}
+    found = dirs.get(agent)
+    return found() if found else None
+
+
 __all__ = ["AGENTS", "DEFAULT_AGENT", "AgentSource", "AgentView", "UnknownAgentError", "agent_view",
-           "check_agent"]
+           "check_agent", "user_dir"]

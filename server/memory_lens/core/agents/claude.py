@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw
+from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw, withheld_reason
 from memory_lens.core.agents.claude_rules import front_matter, rule_matches
 from memory_lens.core.file_identity import Identity, file_identity
 from memory_lens.core.imports import ImportBudget, limit_message
@@ -83,7 +83,7 @@ def global_config_file(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def _read_json(path: Path, problems: list[str]) -> dict:
-    got = read_raw(path, READ_LIMIT)
+    got = read_raw(path, READ_LIMIT, confine=False)
     if got.missing:
         return {}
     try:
@@ -304,7 +304,8 @@ class Loader:
             return []
         ident, cached = file_identity(path), _PARSED.get(key)
         got = None
-        if kind == "memory" or ident is None or cached is None or cached[0] != ident:
+        if (kind == "memory" or ident is None or cached is None or cached[0] != ident
+                or withheld_reason(path) is not None):
             got = read_raw(path, READ_LIMIT)
             if got.missing:
                 return []
@@ -488,7 +489,8 @@ def on_read(loader: Loader, file: Path) -> list[Loaded]:
                 found = loader.rules(folder, kind, kind == "user" or config.approved, True)
             finally:
                 loader.seen = fresh
-        return [_on_read(f, glob) for f in found if (glob := rule_matches(f.globs, real, base)) is not None]
+        return [_on_read(f, glob) if (glob := rule_matches(f.globs, real, base)) is not None else _unmatched(f, real)
+                for f in found]
 
     loader.seen = fresh
     out += conditional(config.user_dir / "rules", start, "user")
@@ -512,6 +514,15 @@ def _on_read(item: Loaded, glob: str) -> Loaded:
                               when="on-read", matched_by=glob), item.kind, item.text, item.parent, item.globs, item.raw)
 
 
+def _unmatched(item: Loaded, file: Path) -> Loaded:
+    """A rule with `paths:` none of which matches FILE: listed, not loaded, with why."""
+    s = item.source
+    why = ("its front matter cannot be read, so Claude Code never loads it" if "\0invalid" in item.globs
+           else f"paths: {', '.join(item.globs)} does not match {file}")
+    return Loaded(AgentSource(s.path, s.tier, s.bytes, False, why, imported_from=s.imported_from, when="on-read"),
+                  item.kind, "", item.parent, item.globs)
+
+
 def block(item: Loaded) -> str:
     if item.source.when == "on-read":
         return f"Contents of {item.source.path}:\n\n{item.raw}"
@@ -529,7 +540,7 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, manage
     sources = [f.source for f in files]
     for path in left_out:
         sources.append(AgentSource(path, "project", os.path.getsize(path), False, when="start",
-                                   reason="not loaded: a CLAUDE.md of the project turns AGENTS.md off "
+                                   reason="this project has a CLAUDE.md, so AGENTS.md is off "
                                           "(Claude Code's instructionFiles mode claude-md-or-agents-md)"))
     for f in files:
         if len(f.text) > LARGE_FILE_CHARS and f.kind != "memory":

@@ -74,7 +74,7 @@ def codex_home(environ: Mapping[str, str] | None = None) -> Path:
 def read_config(home: Path) -> CodexConfig:
     """The budget, fallback names and root markers from HOME/config.toml; defaults when absent."""
     path = home / "config.toml"
-    got = read_raw(path, 4 * 1024 * 1024)
+    got = read_raw(path, 4 * 1024 * 1024, confine=False)
     if got.missing:
         return CodexConfig(home)
     try:
@@ -205,6 +205,10 @@ def read_project_docs(paths: list[Path], max_bytes: int
             continue
         got = read_raw(path, remaining)
         if got.missing:
+            continue
+        if got.withheld:  # Codex loads it (its bytes count against the budget); its text is not shown
+            out.append((AgentSource(path, "project", got.size, False, reason=got.reason), ""))
+            remaining -= min(got.size, remaining)
             continue
         if got.reason:
             out.append((AgentSource(path, "project", got.size, False, reason=got.reason), ""))

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import os
 import stat
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterator
 
 from memory_lens.core.merge import Memory, estimate_tokens
 
@@ -94,15 +97,40 @@ class RawRead:
     size: int = 0
     missing: bool = False
     reason: str = ""
+    withheld: bool = False  # left unread by the read area of `confined` (the reason says why)
 
     @property
     def ok(self) -> bool:
         return not self.missing and not self.reason
 
 
-def read_raw(path: Path, max_bytes: int) -> RawRead:
+# What a reader that is not the user may be shown (core/read_policy.py): while set, `read_raw` of
+# an instruction file outside it returns the reason instead of the bytes.
+_WITHHELD: ContextVar[Callable[[Path], str | None] | None] = ContextVar("withheld", default=None)
+
+
+@contextmanager
+def confined(withheld: Callable[[Path], str | None]) -> Iterator[None]:
+    """Within it, the views read no instruction file for which WITHHELD gives a reason
+    (`ReadArea.withheld`): the file is listed, not loaded, with that reason."""
+    token = _WITHHELD.set(withheld)
+    try:
+        yield
+    finally:
+        _WITHHELD.reset(token)
+
+
+def withheld_reason(path: Path) -> str | None:
+    """Why the content of PATH is withheld from the reader of `confined`; None outside it."""
+    withheld = _WITHHELD.get()
+    return None if withheld is None else withheld(path)
+
+
+def read_raw(path: Path, max_bytes: int, confine: bool = True) -> RawRead:
     """The bytes of regular file PATH (symlinks followed), never more than MAX_BYTES read; a
-    FIFO or device is never opened. A path that does not exist or is not a file is `missing`."""
+    FIFO or device is never opened. A path that does not exist or is not a file is `missing`.
+    CONFINE (instruction files; not an agent's settings): within `confined`, a file outside
+    the read area is not read (`withheld`)."""
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -113,6 +141,9 @@ def read_raw(path: Path, max_bytes: int) -> RawRead:
         return RawRead(path, missing=True)
     if not stat.S_ISREG(st.st_mode):
         return RawRead(path, missing=True)
+    why = withheld_reason(path) if confine else None
+    if why is not None:
+        return RawRead(path, size=st.st_size, reason=why, withheld=True)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as err:

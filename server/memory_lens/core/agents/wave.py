@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from memory_lens.core.agents.common import AgentSource, AgentView
+from memory_lens.core.agents.common import AgentSource, AgentView, withheld_reason
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import UnsafeEntryError, entry_text_to_save, format_entry
 from memory_lens.core.files import read_memory_file
@@ -44,6 +44,10 @@ def load_view(target_dir: Path, max_file_bytes: int) -> AgentView:
     for path, tier in memory_files(target_dir):
         got = read_memory_file(path, max_bytes=max_file_bytes)
         if not got.exists:
+            continue
+        why = withheld_reason(path)
+        if why is not None:
+            sources.append(AgentSource(path, tier, got.size, False, reason=why))
             continue
         if not got.loadable:
             sources.append(AgentSource(path, tier, got.size, False, reason=got.reason))

@@ -1,0 +1,75 @@
+"""memory/explain: the matrix of which agent loads which instruction file for a document, and why
+not — the same answer as `memory-lens explain PATH --format json` and the MCP tool
+`explain_context` (one core function), each file with its URI; bad params are InvalidParams."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from pygls.exceptions import JsonRpcException
+
+from .harness import FEATURE_CLIENTS, INVALID_PARAMS, Session, Workspace, uri_of
+
+pytestmark = pytest.mark.clients(*FEATURE_CLIENTS)
+EXPLAIN = "memory/explain"
+
+
+@pytest.fixture(scope="module")
+def shared_ws(shared_ws: Workspace) -> Workspace:
+    """The default sandbox with a file of every agent: CLAUDE.md and AGENTS.md in the project,
+    an AGENTS.override.md that shadows pkg/AGENTS.md, and two scoped Claude Code rules."""
+    shared_ws.write("work/proj/CLAUDE.md", "- claude rule\n")
+    shared_ws.write("work/proj/AGENTS.md", "- agents rule\n")
+    shared_ws.write("work/proj/pkg/AGENTS.override.md", "- override\n")
+    shared_ws.write("work/proj/pkg/AGENTS.md", "- shadowed\n")
+    shared_ws.write("work/proj/.claude/rules/py.md", "---\npaths: \"**/*.py\"\n---\npython\n")
+    shared_ws.write("work/proj/.claude/rules/ts.md", "---\npaths: src/**/*.ts\n---\nts\n")
+    return shared_ws
+
+
+async def mcp_explain(ws: Workspace, **arguments: Any) -> dict[str, Any]:
+    params = StdioServerParameters(command=ws.command[0], args=[*ws.command[1:], "mcp"], env=ws.env(),
+                                   cwd=str(ws.proj))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as client:
+            await client.initialize()
+            result = await client.call_tool("explain_context", arguments)
+    assert not result.is_error, result.content
+    return json.loads(result.content[0].text)
+
+
+async def test_lsp_cli_and_mcp_give_the_same_matrix(shared_lsp: Session) -> None:
+    ws = shared_lsp.ws  # see shared_ws
+    target = ws.proj / "pkg" / "sub" / "mod.py"
+    lsp = await shared_lsp.request(EXPLAIN, {"textDocument": {"uri": shared_lsp.uri(target)}})
+    cli = await ws.cli_json("explain", str(target), cwd=ws.proj)
+    mcp = await mcp_explain(ws, path=str(target.relative_to(ws.proj)))
+    assert all(f["uri"] == uri_of(f["path"]) for f in lsp["files"])
+    assert {**lsp, "files": [{k: v for k, v in f.items() if k != "uri"} for f in lsp["files"]]} == cli == mcp
+    assert lsp["agents"] == ["gemini", "claude", "codex", "wave"]
+    by_path = {Path(f["path"]): f["statuses"] for f in cli["files"]}
+    assert by_path[ws.proj / "pkg" / "AGENTS.md"]["codex"] == {
+        "status": "not-loaded", "reason": "Codex reads AGENTS.override.md in this directory instead"}
+    assert by_path[ws.proj / ".claude" / "rules" / "py.md"]["claude"] == {"status": "on-read", "matchedBy": "**/*.py"}
+    assert by_path[ws.proj / "GEMINI.md"]["gemini"] == {"status": "loaded"}
+    assert by_path[ws.global_file]["gemini"] == {"status": "loaded"}
+
+
+async def test_agents_narrow_it_and_bad_params_are_invalid(shared_lsp: Session) -> None:
+    ws = shared_lsp.ws
+    uri = shared_lsp.uri(ws.proj / "src" / "app.ts")  # not saved: the nearest existing directory
+    only = await shared_lsp.request(EXPLAIN, {"textDocument": {"uri": uri}, "agents": ["claude"]})
+    assert only["agents"] == ["claude"] and all(list(f["statuses"]) == ["claude"] for f in only["files"])
+    rule = next(f for f in only["files"] if f["path"].endswith("ts.md"))
+    assert rule["statuses"]["claude"] == {"status": "on-read", "matchedBy": "src/**/*.ts"}
+    for params in ({"textDocument": {"uri": uri}, "agents": ["bob"]}, {"textDocument": {"uri": uri}, "agents": "claude"},
+                   {"textDocument": {"uri": "untitled:Untitled-1"}}):
+        with pytest.raises(JsonRpcException) as err:
+            await shared_lsp.request(EXPLAIN, params)
+        assert err.value.code == INVALID_PARAMS
+    assert shared_lsp.server_alive()
