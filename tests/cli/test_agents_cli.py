@@ -158,7 +158,9 @@ def test_claude_show_file_adds_what_loads_on_read_from_the_start_directory(ws: W
         (str(ws.path("p/.claude/rules/py.md")), "on-read", "src/**/*.py")]
     assert data["text"].endswith(f"Contents of {ws.path('p/.claude/rules/py.md')}:\n\npython rule\n")
     other = ws.json("show", str(ws.path("p/src/b.txt")), "--agent", "claude", "--start", str(ws.path("p")))
-    assert [(s["path"], s["when"]) for s in other["sources"]] == [
-        (str(ws.path("p/CLAUDE.md")), "start"), (str(ws.path("p/src/CLAUDE.md")), "on-read")]
+    assert [(s["path"], s["when"], s["loaded"]) for s in other["sources"]] == [
+        (str(ws.path("p/CLAUDE.md")), "start", True), (str(ws.path("p/src/CLAUDE.md")), "on-read", True),
+        (str(ws.path("p/.claude/rules/py.md")), "on-read", False)]  # listed, with why it does not load
+    assert other["sources"][2]["reason"] == f"paths: src/**/*.py does not match {ws.path('p/src/b.txt')}"
     bad = ws.run("show", "--agent", "codex", "--start", str(ws.path("p")))
     assert bad.rc == 2 and bad.stderr == "memory-lens: error: --start applies to --agent claude only\n"

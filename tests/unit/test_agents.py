@@ -211,7 +211,7 @@ def test_claude_agents_md_is_per_project_a_claude_md_in_the_chain_turns_every_on
     assert [(s.path.relative_to(tmp_path).as_posix(), s.loaded) for s in view.sources] == [
         ("home/.claude/CLAUDE.md", True), ("repo/a/CLAUDE.md", True), ("repo/AGENTS.md", False),
         ("repo/a/.claude/AGENTS.md", False)]
-    assert "AGENTS.md off" in view.sources[2].reason and "root agents" not in view.text
+    assert "so AGENTS.md is off" in view.sources[2].reason and "root agents" not in view.text
 
 
 def test_claude_agents_md_modes_from_the_user_settings(tmp_path: Path, home: Path) -> None:
