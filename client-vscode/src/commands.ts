@@ -28,6 +28,7 @@ const AGENT_DETAILS: Readonly<Record<AgentName, string>> = {
   claude: 'CLAUDE.md tiers (user, project, local), AGENTS.md where there is no CLAUDE.md, @imports',
   codex: 'AGENTS.override.md / AGENTS.md from $CODEX_HOME and root to here, cut at project_doc_max_bytes',
   wave: '~/.wave/memory.md and the AGENTS.md of the working directory',
+  cursor: '.cursor/rules (always, by globs for this file, requestable, manual), AGENTS.md, .cursorrules',
 };
 
 export class MemoryCommands {

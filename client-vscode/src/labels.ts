@@ -56,6 +56,7 @@ export function statusBarText(memory: Pick<EffectiveMemory, 'sources' | 'tokens'
 /** The agents of the picker, in its order, with the names the UI shows. */
 export const AGENT_LABELS: Readonly<Record<AgentName, string>> = {
   gemini: 'Gemini CLI', claude: 'Claude Code', codex: 'Codex', wave: 'Wave',
+  cursor: 'Cursor',
 };
 
 export function agentLabel(agent: AgentName): string {

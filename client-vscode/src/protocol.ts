@@ -12,6 +12,7 @@ export const DIAGNOSTIC_SOURCE = 'memory-lens';
 export const DIAGNOSTIC_CODES: readonly string[] = [
   'unreadable', 'too-large', 'encoding', 'duplicate', 'redundant', 'over-budget', 'not-loaded', 'link-outside',
   'import-not-found', 'import-outside-root', 'import-cycle', 'import-depth',
+  'rule-matches-nothing', 'invalid-glob', 'frontmatter',
 ];
 /** The keys of the settings section the server reads (dotted for nested objects); see `ServerSettings`. */
 export const SETTINGS_KEYS: readonly string[] = [
@@ -20,7 +21,7 @@ export const SETTINGS_KEYS: readonly string[] = [
 ];
 
 /** The agents whose view `memory/effective` gives (`agent`); gemini's is the default, sent as no `agent`. */
-export type AgentName = 'gemini' | 'claude' | 'codex' | 'wave';
+export type AgentName = 'gemini' | 'claude' | 'codex' | 'wave' | 'cursor';
 
 /** Custom request and notification. */
 export const EFFECTIVE_REQUEST = 'memory/effective';

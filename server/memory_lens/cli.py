@@ -277,9 +277,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.agent != DEFAULT_AGENT and args.format == "annotated":
         raise UsageError(f"{PROG}: error: --format annotated is Gemini CLI's form; with --agent {args.agent} "
                          "use --format text or json")
-    if args.start is not None and args.agent != "claude":
-        raise UsageError(f"{PROG}: error: --start applies to --agent claude only")
-    read = args.agent == "claude" and args.path is not None and os.path.isfile(args.path)
+    if args.start is not None and args.agent not in ("claude", "cursor"):
+        raise UsageError(f"{PROG}: error: --start applies to --agent claude and cursor only")
+    read = args.agent in ("claude", "cursor") and args.path is not None and os.path.isfile(args.path)
     if read or args.start is not None:  # Claude Code started in --start (default: here), reading PATH
         view = agent_view(args.agent, _target(args.start), settings,
                           file=Path(os.path.abspath(args.path)) if read else None)
@@ -353,7 +353,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-AGENT_TITLES = {"gemini": "Gemini CLI", "codex": "Codex", "claude": "Claude Code", "wave": "Wave"}
+AGENT_TITLES = {"gemini": "Gemini CLI", "codex": "Codex", "claude": "Claude Code", "wave": "Wave", "cursor": "Cursor"}
 
 
 def _also_loaded_by(path: Path, agent: str, settings: Settings) -> str:

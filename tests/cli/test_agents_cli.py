@@ -104,8 +104,8 @@ def test_gemini_stays_the_default_and_other_agents_refuse_annotated(ws: Workspac
     assert bad.rc == 2 and bad.stdout == ""
     assert bad.stderr == ("memory-lens: error: --format annotated is Gemini CLI's form; with --agent codex use "
                           "--format text or json\n")
-    unknown = ws.run("show", "--agent", "cursor")
-    assert unknown.rc == 2 and "invalid choice: 'cursor'" in unknown.stderr and "\n" == unknown.stderr[-1]
+    unknown = ws.run("show", "--agent", "nobody")
+    assert unknown.rc == 2 and "invalid choice: 'nobody'" in unknown.stderr and "\n" == unknown.stderr[-1]
 
 
 def test_wave_add_writes_bullets_where_wave_reads_them(ws: Workspace) -> None:
@@ -163,4 +163,4 @@ def test_claude_show_file_adds_what_loads_on_read_from_the_start_directory(ws: W
         (str(ws.path("p/.claude/rules/py.md")), "on-read", False)]  # listed, with why it does not load
     assert other["sources"][2]["reason"] == f"paths: src/**/*.py does not match {ws.path('p/src/b.txt')}"
     bad = ws.run("show", "--agent", "codex", "--start", str(ws.path("p")))
-    assert bad.rc == 2 and bad.stderr == "memory-lens: error: --start applies to --agent claude only\n"
+    assert bad.rc == 2 and bad.stderr == "memory-lens: error: --start applies to --agent claude and cursor only\n"

@@ -49,7 +49,7 @@ async def test_gemini_is_the_default_and_unknown_agents_are_invalid(shared_lsp: 
     ws = shared_lsp.ws
     target = ws.proj / "GEMINI.md"
     assert await shared_lsp.effective(target, agent="gemini") == await shared_lsp.effective(target)
-    for agent in ("cursor", 3, ""):
+    for agent in ("nobody", 3, ""):
         with pytest.raises(JsonRpcException) as err:
             await shared_lsp.request(EFFECTIVE, {"textDocument": {"uri": shared_lsp.uri(target)}, "agent": agent})
         assert err.value.code == INVALID_PARAMS

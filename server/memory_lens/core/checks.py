@@ -42,6 +42,9 @@ OVER_BUDGET = "over-budget"
 MAX_RELATED = 100  # locations a grouped duplicate finding points at, the first occurrence included
 TOO_LARGE = "too-large"
 NOT_LOADED = "not-loaded"  # an enabled agent does not load this file from its directory (core/agents/budget.py)
+RULE_MATCHES_NOTHING = "rule-matches-nothing"  # a scoped rule no file of the workspace matches (core/agents/scoped.py)
+INVALID_GLOB = "invalid-glob"  # a scoped rule's glob its agent rejects, or one that explodes (core/agents/scoped.py)
+FRONTMATTER = "frontmatter"  # a rules file's front matter its agent cannot read as meant (core/agents/scoped.py)
 SEVERITY_OF = {
     UNREADABLE: Severity.ERROR,
     TOO_LARGE: Severity.WARNING,
@@ -50,6 +53,9 @@ SEVERITY_OF = {
     REDUNDANT: Severity.INFORMATION,
     OVER_BUDGET: Severity.WARNING,
     NOT_LOADED: Severity.INFORMATION,
+    RULE_MATCHES_NOTHING: Severity.INFORMATION,
+    INVALID_GLOB: Severity.WARNING,
+    FRONTMATTER: Severity.WARNING,
     LINK_OUTSIDE: Severity.WARNING,  # core/read_policy.py
     **{code: Severity.WARNING for code in IMPORT_CODES},  # import-not-found, -outside-root, -cycle, -depth
 }

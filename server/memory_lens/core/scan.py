@@ -463,6 +463,22 @@ def rignore_available() -> bool:
     return True
 
 
+class _Every(frozenset):
+    """Every name (the Python walker's test of a name)."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+def walk_everything(root: Path) -> Iterator[Path]:
+    """Every path under ROOT, lazily, as the scan walks (ignored paths pruned, `.git` never
+    entered; directories included), in one process: a caller may stop at any point."""
+    if rignore_available():
+        yield from _rignore_walk(root, None)  # type: ignore[arg-type]
+    else:
+        yield from _walk_python(root, _Every())
+
+
 def find_memory_files(root: Path, filenames: Iterable[str], engine: str = "auto", parallel: bool = True) -> list[Path]:
     """Every file named like a memory file under ROOT (ignored paths pruned), sorted.
     ENGINE: "rignore", "python" or "auto" (rignore when installed). PARALLEL: whether rignore

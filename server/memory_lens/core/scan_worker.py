@@ -42,8 +42,9 @@ def overrides(names: Iterable[str]) -> list[str]:
     return sorted(names) + [GEMINI_IGNORE, "!.git/"]
 
 
-def walk(root: str | Path, names: Iterable[str], **options: object) -> Iterator[Path | OSError]:
-    """What rignore yields under ROOT (memory files, .geminiignore files, directories), and an
+def walk(root: str | Path, names: Iterable[str] | None, **options: object) -> Iterator[Path | OSError]:
+    """What rignore yields under ROOT (memory files, .geminiignore files, directories; NAMES None:
+    every file), and an
     OSError for each entry it could not read or name (a name that is not UTF-8): the walk goes on
     after one, and gives up after MAX_ERRORS_IN_A_ROW in a row. Symlinks are not followed; hidden
     files count. The ignore files read are the ones agents read (and the Python walker): the
@@ -51,7 +52,7 @@ def walk(root: str | Path, names: Iterable[str], **options: object) -> Iterator[
     git excludes."""
     import rignore
 
-    walker = iter(rignore.walk(root, ignore_hidden=False, overrides=overrides(names), follow_links=False,
+    walker = iter(rignore.walk(root, ignore_hidden=False, overrides=overrides(names) if names is not None else ["!.git/"], follow_links=False,
                                read_ignore_files=False, read_global_git_ignore=False, **options))
     errors = 0
     while errors < MAX_ERRORS_IN_A_ROW:

@@ -50,8 +50,8 @@ def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False,
                      agent: str | None = None) -> dict[str, Any]:
     """The memory/effective result for URI, as AGENT (default gemini) loads it, computed from the
     store (whose reads are checked against the disk on each use)."""
-    if agent is not None and check_agent(agent) == "claude":
-        return claude_result(ls, uri)
+    if agent is not None and check_agent(agent) in ("claude", "cursor"):
+        return claude_result(ls, uri, agent)
     directory = uri_target_dir(uri)
     if agent is not None and check_agent(agent) != DEFAULT_AGENT:
         return agent_result(ls, agent_view(agent, directory or Path.home(), ls.settings), directory)
@@ -104,16 +104,16 @@ def agent_result(ls: MemoryLensServer, view: AgentView, directory: Path | None) 
     return result
 
 
-def claude_result(ls: MemoryLensServer, uri: str) -> dict[str, Any]:
-    """Claude Code's view for the document at URI: started in the workspace folder that holds it
-    (else the document's directory), plus what loads when Claude reads the document."""
+def claude_result(ls: MemoryLensServer, uri: str, agent: str = "claude") -> dict[str, Any]:
+    """Claude Code's (or Cursor's, AGENT) view for the document at URI: started in the workspace
+    folder that holds it (else the document's directory), plus what loads when it reads the document."""
     path, directory = uri_to_path(uri), uri_target_dir(uri)
     if path is None or directory is None:
-        return agent_result(ls, agent_view("claude", Path.home(), ls.settings), None)
+        return agent_result(ls, agent_view(agent, Path.home(), ls.settings), None)
     folders = [f for f in ls.folders() if (f == path or f in path.parents) and f.is_dir()]
     start = max(folders, key=lambda f: len(f.parts)) if folders else directory
     read = path if path.is_file() else None
-    return agent_result(ls, agent_view("claude", start.resolve(), ls.settings, file=read), directory)
+    return agent_result(ls, agent_view(agent, start.resolve(), ls.settings, file=read), directory)
 
 
 def register(server: MemoryLensServer) -> None:

@@ -22,6 +22,7 @@ from pygls.workspace import TextDocument
 
 from memory_lens import __version__
 from memory_lens.core.agents.budget import agent_names
+from memory_lens.core.agents.scoped import rule_folder
 from memory_lens.core.files import FileStatus, read_memory_file, real_dir, too_large_reason
 from memory_lens.core.settings import Settings
 from memory_lens.lsp.compat import send_error
@@ -174,8 +175,9 @@ class MemoryLensServer(LanguageServer):
 
     def is_agent_path(self, path: Path | None) -> bool:
         """Whether PATH is named as a file only the agents of the `agents` setting read
-        (AGENTS.md for codex, say): diagnosed with their findings, no other feature."""
-        return path is not None and path.name in agent_names(self.settings)
+        (AGENTS.md for codex, say), or a scoped rules file (`.cursor/rules/*.mdc`): diagnosed
+        with their findings, no other feature."""
+        return path is not None and (path.name in agent_names(self.settings) or rule_folder(path) is not None)
 
     def open_memory_docs(self) -> dict[Path, OpenDoc]:
         """Every open buffer of a memory file, by path."""

@@ -28,7 +28,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Collection, Iterable, Mapping, Sequence
 
-from memory_lens.core.agents import AGENTS, UnknownAgentError, agent_view, check_agent, claude, codex, gemini, wave
+from memory_lens.core.agents import AGENTS, UnknownAgentError, agent_view, check_agent, claude, codex, cursor, gemini, wave
+from memory_lens.core.agents.scoped import rule_file_findings, rule_folder, workspace_files
 from memory_lens.core.agents.common import AgentView, decode_lossy, read_raw
 from memory_lens.core.checks import (
     NOT_LOADED,
@@ -200,7 +201,7 @@ def readers(path: Path, agents: Sequence[str], settings: Settings,
              codex.AGENT: name in codex_names(environ),
              claude.AGENT: name in CLAUDE_NAMES or (
                  name == AGENTS_MD and claude_reads_agents_md(Path(os.path.realpath(path.parent)) / name, environ)),
-             wave.AGENT: name == AGENTS_MD}
+             wave.AGENT: name == AGENTS_MD, cursor.AGENT: False}  # its rules: core/agents/scoped.py
     return tuple(a for a in agents if reads[a])
 
 
@@ -208,7 +209,8 @@ def readers(path: Path, agents: Sequence[str], settings: Settings,
 # but skips a missing one (and imports from anywhere), Codex and Wave follow none; the merged-memory
 # budget is Gemini's (the others': `agent_findings`).
 RULES = {claude.AGENT: Rules(frozenset({IMPORT_NOT_FOUND}), False),
-         codex.AGENT: Rules(frozenset(), False), wave.AGENT: Rules(frozenset(), False)}
+         codex.AGENT: Rules(frozenset(), False), wave.AGENT: Rules(frozenset(), False),
+         cursor.AGENT: Rules(frozenset(), False)}
 
 
 def agent_chain(agent: str, path: Path, settings: Settings,
@@ -257,6 +259,7 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
 
     names = scan_names(settings, environ)
     targets: dict[Path, bool] = {}  # every file found, in order: whether it was named itself
+    walked: list[Path] = []  # the directories walked: their scoped rules are checked too
     project_root = None
     for raw in paths or [None]:
         if raw is None:
@@ -275,6 +278,7 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
             directory = resolve_target(p)
         if progress is not None:
             progress.scanning(directory)
+        walked.append(directory)
         found = [*(s.path for s in load_memory(directory, settings).sources), *find_memory_files(directory, names)]
         targets.update((f, targets.get(f, False)) for f in found)
     enabled = tuple(agents or settings.agents or present_agents(targets, environ))
@@ -287,7 +291,9 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
     indexer = lru_cache(maxsize=64)(index_entries)
     for done, (path, named) in enumerate(targets.items(), start=1):
         batch: list[Finding] | None = None
-        if named or readers(path, enabled, settings, environ):
+        if named and rule_folder(path) is not None:
+            batch = rule_file_findings([path])
+        elif named or readers(path, enabled, settings, environ):
             try:
                 batch = file_findings(path, enabled, settings, environ, indexer)
             except TargetError:
@@ -304,6 +310,18 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
                     findings.append(f)
         if progress is not None and not named:
             progress.checked(done, len(targets))
+    chosen = agents or settings.agents
+    for directory in walked:  # one walk of the tree for all its rules files (core/agents/scoped.py)
+        walk = workspace_files(directory)
+        rules = [p for p in (directory / f for f in walk[0]) if (where := rule_folder(p)) is not None
+                 and (not chosen or where[1] in chosen) and p not in targets]
+        batch = rule_file_findings(rules, directory, walk)
+        checked += rules
+        for f in batch:
+            key = (str(f.path), f.line, f.code, f.message)
+            if key not in seen:
+                seen.add(key)
+                findings.append(f)
     return CheckReport(findings, checked, project_root, enabled)
 
 
@@ -328,6 +346,8 @@ def file_agent_findings(path: Path, settings: Settings, environ: Mapping[str, st
     `chain_agents` default); none for a file that is not on disk. NAMES: `agent_file_names()`,
     when the caller asks for many files at once."""
     try:
+        if rule_folder(path) is not None:  # a scoped rules file (core/agents/scoped.py)
+            return rule_file_findings([path])
         if path.name not in (agent_file_names(environ) if names is None else names) or not os.path.isfile(path):
             return []  # a file of no agent's own names (GEMINI.md): nothing more to check
         return agent_findings(path, settings.agents or chain_agents(path, environ), settings, environ)

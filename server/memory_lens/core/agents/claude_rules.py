@@ -151,3 +151,21 @@ def _translate(glob: str) -> str:
             out.append(re.escape(glob[i]))
             i += 1
     return "".join(out)
+
+
+def scoped_rule(path: Path, text: str):
+    """Rules file PATH (with TEXT) as a scoped rule, for the checks of core/agents/scoped.py (None:
+    it has no `paths:`, so it loads at start); and the `frontmatter` problem, if any."""
+    from memory_lens.core.agents.scoped import ScopedRule
+
+    fm = front_matter(text)
+    if fm.problem or not fm.globs:
+        return None, fm.problem
+    line = next((i for i, ln in enumerate(text.splitlines()[:1000], 1) if re.match(r"paths[ \t]*:", ln)), 1)
+    text_path = str(path)
+    at = text_path.rfind(f"{os.sep}.claude{os.sep}")
+    base = Path(text_path[:at]) if at > 0 else path.parent
+    valid = tuple((g, spec.match_file) for g in fm.globs if (spec := _spec(g)) is not None)
+    bad = tuple((g, "is not a valid gitignore-style pattern: Claude Code matches nothing with it")
+                for g in fm.globs if _spec(g) is None)
+    return ScopedRule(path, "claude", "Claude Code", "paths", line, base, valid, bad), ""

@@ -1,0 +1,289 @@
+"""Scoped rules: rules files that apply only to the files their globs match, checked alike for
+every agent (Claude Code's `.claude/rules` with `paths:`, Cursor's `.cursor/rules` with `globs`).
+
+Each agent reads its own rules files into `ScopedRule`s (its globs compiled in its own dialect,
+with the globs it would reject); this module turns them into findings:
+
+- `invalid-glob` (warning): a glob the agent rejects, or one whose braces expand to more than
+  `MAX_EXPANSIONS` patterns (the agent expands them all; Memory Lens matches it without expanding);
+- `rule-matches-nothing` (information): no file of the workspace matches any of the rule's globs.
+  One walk of the workspace serves every rule (`workspace_files`, at most `MAX_WALK_FILES` paths),
+  and at most `MAX_TESTS` glob tests are made in all: past either bound, a rule not matched yet
+  gets no finding (Memory Lens cannot tell).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from memory_lens.core.agents.common import decode_lossy, read_raw
+from memory_lens.core.checks import (
+    ENCODING,
+    FRONTMATTER,
+    INVALID_GLOB,
+    RULE_MATCHES_NOTHING,
+    TOO_LARGE,
+    Finding,
+    unreadable_finding,
+)
+
+MAX_EXPANSIONS = 1024  # brace expansions of one glob past which it "explodes"
+MAX_GLOB_CHARS = 4096
+MAX_WALK_FILES = 200_000
+MAX_TESTS = 4_000_000
+
+RULE_READ_LIMIT = 16 * 1024 * 1024  # a rules file larger than this is not read (`too-large`)
+HEAD_BYTES = 1 << 20  # what is read of a rules file to find its front matter
+# The rules folders: (folder holding them, extensions, agent, label). Each agent's parser is in
+# `_parser`.
+RULE_FOLDERS = ((".claude", (".md",), "claude", "Claude Code"), (".cursor", (".mdc", ".md"), "cursor", "Cursor"))
+
+Matcher = Callable[[str], bool]  # a path relative to the rule's base, with `/`
+
+
+@dataclass(frozen=True)
+class ScopedRule:
+    """One rules file scoped by globs, as its agent reads it."""
+
+    path: Path
+    agent: str  # the agent's name, which starts each message ("cursor")
+    label: str  # the agent as people name it ("Cursor")
+    key: str  # the front matter key of the globs ("globs", "paths", "applyTo")
+    line: int  # the 1-based line of that key
+    base: Path  # the directory the globs are relative to
+    matchers: tuple[tuple[str, Matcher], ...]  # each valid glob and its test
+    problems: tuple[tuple[str, str], ...] = ()  # each glob the agent rejects, and why
+
+
+def rule_folder(path: Path) -> tuple[Path, str, str] | None:
+    """For a rules file PATH (`<base>/.claude/rules/**/*.md`, `<base>/.cursor/rules/**/*.mdc`):
+    its base directory, agent and label; None for any other path."""
+    parts = path.parts
+    for holder, exts, agent, label in RULE_FOLDERS:
+        if not path.name.endswith(exts):
+            continue
+        for i in range(len(parts) - 3, -1, -1):
+            if parts[i] == holder and parts[i + 1] == "rules":
+                return Path(*parts[:i]) if i else Path(parts[0]), agent, label
+    return None
+
+
+def _parser(agent: str) -> Callable[[Path, str], tuple[ScopedRule | None, str]]:
+    if agent == "claude":
+        from memory_lens.core.agents.claude_rules import scoped_rule
+    else:
+        from memory_lens.core.agents.cursor import scoped_rule
+    return scoped_rule
+
+
+def read_rules(paths: Iterable[Path]) -> tuple[list[ScopedRule], list[Finding]]:
+    """The scoped rules among rules files PATHS, and the findings of reading them: one per file
+    for a file that cannot be read, is too large or is binary; `frontmatter`; `invalid-glob`."""
+    rules: list[ScopedRule] = []
+    found: list[Finding] = []
+    for path in paths:
+        where = rule_folder(path)
+        if where is None:
+            continue
+        _, agent, label = where
+        got = read_raw(path, HEAD_BYTES)
+        if got.missing:
+            continue
+        if got.reason:
+            found.append(unreadable_finding(path, got.reason.removeprefix("cannot be read: ")))
+        elif got.size > RULE_READ_LIMIT:
+            found.append(Finding(path, 1, 1, TOO_LARGE, f"{agent}: {got.size} bytes, over the {RULE_READ_LIMIT} bytes "
+                                 "Memory Lens reads of a rules file: not checked", 1))
+        elif b"\0" in got.data:
+            found.append(Finding(path, got.data.count(b"\n", 0, got.data.index(b"\0")) + 1, 1, ENCODING,
+                                 f"{agent}: a binary file (NUL bytes), not text: {label} cannot use it as a rule",
+                                 1))
+        else:
+            text = decode_lossy(got.data)
+            rule, problem = _parser(agent)(path, text)
+            if problem:
+                found.append(Finding(path, 1, 1, FRONTMATTER, f"{agent}: {problem}", 1))
+            if rule is not None:
+                rules.append(rule)
+                found += glob_findings(rule)
+    return rules, found
+
+
+def rule_file_findings(paths: Sequence[Path], root: Path | None = None,
+                       walked: tuple[list[str], bool] | None = None) -> list[Finding]:
+    """Every finding of the rules files PATHS: `read_rules`', then `rule-matches-nothing` against
+    WALKED (`workspace_files(ROOT)`; None: walked here, once for all of PATHS), unless that walk
+    stopped at its bound. ROOT defaults to the base of the first rule."""
+    rules, found = read_rules(paths)
+    if rules:
+        root = root or rules[0].base
+        files, complete = workspace_files(root) if walked is None else walked
+        if complete:
+            found += nothing_matched(rules, root, files)
+    return sorted(found, key=lambda f: (str(f.path), f.line))
+
+
+def glob_findings(rule: ScopedRule) -> list[Finding]:
+    """One `invalid-glob` finding per glob of RULE its agent rejects or that explodes."""
+    return [Finding(rule.path, rule.line, 1, INVALID_GLOB,
+                    f"{rule.agent}: the glob {_show(glob)} of {rule.key} {why}", rule.line)
+            for glob, why in rule.problems]
+
+
+def nothing_matched(rules: Sequence[ScopedRule], root: Path, paths: Iterable[str]) -> list[Finding]:
+    """`rule-matches-nothing` for each of RULES with valid globs that none of PATHS (relative to
+    ROOT, with `/`; the workspace's files) matches. Stops once every rule matched, or after
+    `MAX_TESTS` tests (the rules left get no finding then)."""
+    waiting: dict[int, tuple[ScopedRule, str]] = {}
+    for i, rule in enumerate(rules):
+        if rule.matchers:
+            base = _relative(rule.base, root)
+            if base is not None:
+                waiting[i] = (rule, base)
+    tests = 0
+    for rel in paths:
+        if not waiting:
+            break
+        for i, (rule, base) in list(waiting.items()):
+            if base and not rel.startswith(base):
+                continue
+            tail = rel[len(base):]
+            tests += len(rule.matchers)
+            if any(match(tail) for _, match in rule.matchers):
+                del waiting[i]
+        if tests > MAX_TESTS:
+            return []
+    return [Finding(rule.path, rule.line, 1, RULE_MATCHES_NOTHING,
+                    f"{rule.agent}: no file in the workspace matches {rule.key} "
+                    f"{', '.join(_show(g) for g, _ in rule.matchers)}: {rule.label} never applies this rule",
+                    rule.line)
+            for rule, _ in waiting.values()]
+
+
+def _relative(base: Path, root: Path) -> str | None:
+    """BASE relative to ROOT as a prefix of walked paths ("" or "sub/dir/"); None outside ROOT."""
+    try:
+        rel = Path(os.path.relpath(base, root)).as_posix()
+    except ValueError:
+        return None
+    if rel == ".":
+        return ""
+    return None if rel.startswith("../") or rel == ".." else rel + "/"
+
+
+def workspace_files(root: Path, limit: int = MAX_WALK_FILES) -> tuple[list[str], bool]:
+    """The paths under ROOT (relative, with `/`; directories included), as the memory scan walks
+    them (ignored paths pruned, `.git` never entered), at most LIMIT of them; and whether that is
+    all of them."""
+    from memory_lens.core.scan import walk_everything
+
+    out: list[str] = []
+    prefix = len(str(root).rstrip(os.sep)) + 1
+    for path in walk_everything(root):
+        text = str(path)[prefix:]
+        if not text:
+            continue
+        if len(out) >= limit:
+            return out, False
+        out.append(text if os.sep == "/" else text.replace(os.sep, "/"))
+    return out, True
+
+
+def _show(glob: str) -> str:
+    return f"`{glob}`" if len(glob) <= 80 else f"`{glob[:77]}...`"
+
+
+# Brace globs (minimatch and VS Code: Cursor's `globs`, Copilot's `applyTo`) ----------------------
+
+
+class GlobError(ValueError):
+    """Why an agent rejects a glob, or why it would explode."""
+
+
+def brace_glob(glob: str) -> re.Pattern[str]:
+    """GLOB as one regular expression over a relative path with `/`: `**` any directories, `*`
+    and `?` within one name, `[...]` a class, `{a,b}` alternatives (nested too; one without a
+    comma is literal), a `{` or `[` not closed is literal. GlobError for an empty or absolute
+    glob, or one that expands to more than MAX_EXPANSIONS patterns."""
+    if not glob.strip():
+        raise GlobError("is empty: it matches nothing")
+    if len(glob) > MAX_GLOB_CHARS:
+        raise GlobError(f"is {len(glob)} characters long: Memory Lens reads globs of at most {MAX_GLOB_CHARS}")
+    if glob.startswith("/") or re.match(r"[A-Za-z]:[\\/]", glob):
+        raise GlobError("is absolute: globs are relative to the project, so it matches nothing")
+    regex, count, _ = _translate(glob, 0, False)
+    if count > MAX_EXPANSIONS:
+        raise GlobError(f"expands to {count:,} patterns (over {MAX_EXPANSIONS:,}): braces multiply; "
+                        "write fewer alternatives")
+    return re.compile(regex, re.S)
+
+
+def _translate(glob: str, i: int, nested: bool) -> tuple[str, int, int]:
+    """The regex of GLOB from I up to its end, or (NESTED) to a `,` or `}` at this level; how many
+    patterns it expands to; where it stopped."""
+    out: list[str] = []
+    count = 1
+    n = len(glob)
+    while i < n:
+        c = glob[i]
+        if nested and c in ",}":
+            break
+        if c == "*" and glob.startswith("**", i):
+            j = i + 2
+            while j < n and glob[j] == "*":
+                j += 1
+            at_start = i == 0 or glob[i - 1] == "/"
+            if at_start and glob.startswith("/", j):
+                out.append("(?:[^/]*/)*")
+                i = j + 1
+            elif at_start and j == n and i > 0:
+                out.append(".*")
+                i = j
+            else:
+                out.append(".*" if at_start else "[^/]*")
+                i = j
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            end = glob.find("]", i + 2)
+            if end < 0:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = glob[i + 1:end]
+                neg = body[:1] in "!^" and len(body) > 1
+                body = body[1:] if neg else body
+                out.append("[" + ("^" if neg else "") + body.replace("\\", "\\\\").replace("[", "\\[") + "]")
+                i = end + 1
+        elif c == "{":
+            alts, total, j, closed = [], 0, i + 1, False
+            while j < n:
+                regex, k, j = _translate(glob, j, True)
+                alts.append(regex)
+                total += k
+                if j < n and glob[j] == ",":
+                    j += 1
+                    continue
+                closed = j < n and glob[j] == "}"
+                break
+            if closed and len(alts) > 1:
+                out.append("(?:" + "|".join(alts) + ")")
+                count *= total
+                i = j + 1
+            else:
+                out.append(re.escape(c))
+                i += 1
+            if count > MAX_EXPANSIONS:
+                count = min(count, MAX_EXPANSIONS ** 4)  # enough to say it explodes, and bounded
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out), count, i
