@@ -35,7 +35,7 @@ def test_lsp_setting_agents(tmp_path: Path) -> None:
     assert cfg.agents == ("codex", "claude") and warnings == []
     assert to_settings(cfg, Settings()).agents == ("codex", "claude")
     assert parse_config({"agents": "gemini,wave"}, ServerConfig(), warnings.append).agents == ("gemini", "wave")
-    for bad in (["cursor"], 3, [1]):
+    for bad in (["nobody"], 3, [1]):
         assert parse_config({"agents": bad}, ServerConfig(), warnings.append).agents is None
     assert len(warnings) == 3 and all(w.startswith("ignoring setting memoryLens.agents=") for w in warnings)
     assert to_settings(ServerConfig(), Settings()).agents is None
