@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Collection, Iterable, Mapping, Sequence
 
 from memory_lens.core.agents import AGENTS, UnknownAgentError, agent_view, check_agent, claude, codex, cursor, gemini, wave
-from memory_lens.core.agents.scoped import rule_file_findings, rule_folder, workspace_files
+from memory_lens.core.agents.rule_files import rule_file_findings
+from memory_lens.core.agents.scoped import rule_folder, workspace_files
 from memory_lens.core.agents.common import AgentView, decode_lossy, read_raw
 from memory_lens.core.checks import (
     NOT_LOADED,

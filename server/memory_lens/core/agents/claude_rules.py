@@ -18,6 +18,8 @@ from typing import Callable
 
 import pathspec
 
+from memory_lens.core.agents.scoped import ScopedRule
+
 _OPEN = re.compile(r"\A---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.M)
 
@@ -153,11 +155,9 @@ def _translate(glob: str) -> str:
     return "".join(out)
 
 
-def scoped_rule(path: Path, text: str):
+def scoped_rule(path: Path, text: str) -> tuple[ScopedRule | None, str]:
     """Rules file PATH (with TEXT) as a scoped rule, for the checks of core/agents/scoped.py (None:
     it has no `paths:`, so it loads at start); and the `frontmatter` problem, if any."""
-    from memory_lens.core.agents.scoped import ScopedRule
-
     fm = front_matter(text)
     if fm.problem or not fm.globs:
         return None, fm.problem

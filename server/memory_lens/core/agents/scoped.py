@@ -20,26 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from memory_lens.core.agents.common import decode_lossy, read_raw
-from memory_lens.core.checks import (
-    ENCODING,
-    FRONTMATTER,
-    INVALID_GLOB,
-    RULE_MATCHES_NOTHING,
-    TOO_LARGE,
-    Finding,
-    unreadable_finding,
-)
+from memory_lens.core.checks import INVALID_GLOB, RULE_MATCHES_NOTHING, Finding
 
 MAX_EXPANSIONS = 1024  # brace expansions of one glob past which it "explodes"
 MAX_GLOB_CHARS = 4096
 MAX_WALK_FILES = 200_000
 MAX_TESTS = 4_000_000
 
-RULE_READ_LIMIT = 16 * 1024 * 1024  # a rules file larger than this is not read (`too-large`)
-HEAD_BYTES = 1 << 20  # what is read of a rules file to find its front matter
-# The rules folders: (folder holding them, extensions, agent, label). Each agent's parser is in
-# `_parser`.
+# The rules folders: (folder holding them, extensions, agent, label); each agent's parser: rule_files.py.
 RULE_FOLDERS = ((".claude", (".md",), "claude", "Claude Code"), (".cursor", (".mdc", ".md"), "cursor", "Cursor"))
 
 Matcher = Callable[[str], bool]  # a path relative to the rule's base, with `/`
@@ -70,61 +58,6 @@ def rule_folder(path: Path) -> tuple[Path, str, str] | None:
             if parts[i] == holder and parts[i + 1] == "rules":
                 return Path(*parts[:i]) if i else Path(parts[0]), agent, label
     return None
-
-
-def _parser(agent: str) -> Callable[[Path, str], tuple[ScopedRule | None, str]]:
-    if agent == "claude":
-        from memory_lens.core.agents.claude_rules import scoped_rule
-    else:
-        from memory_lens.core.agents.cursor import scoped_rule
-    return scoped_rule
-
-
-def read_rules(paths: Iterable[Path]) -> tuple[list[ScopedRule], list[Finding]]:
-    """The scoped rules among rules files PATHS, and the findings of reading them: one per file
-    for a file that cannot be read, is too large or is binary; `frontmatter`; `invalid-glob`."""
-    rules: list[ScopedRule] = []
-    found: list[Finding] = []
-    for path in paths:
-        where = rule_folder(path)
-        if where is None:
-            continue
-        _, agent, label = where
-        got = read_raw(path, HEAD_BYTES)
-        if got.missing:
-            continue
-        if got.reason:
-            found.append(unreadable_finding(path, got.reason.removeprefix("cannot be read: ")))
-        elif got.size > RULE_READ_LIMIT:
-            found.append(Finding(path, 1, 1, TOO_LARGE, f"{agent}: {got.size} bytes, over the {RULE_READ_LIMIT} bytes "
-                                 "Memory Lens reads of a rules file: not checked", 1))
-        elif b"\0" in got.data:
-            found.append(Finding(path, got.data.count(b"\n", 0, got.data.index(b"\0")) + 1, 1, ENCODING,
-                                 f"{agent}: a binary file (NUL bytes), not text: {label} cannot use it as a rule",
-                                 1))
-        else:
-            text = decode_lossy(got.data)
-            rule, problem = _parser(agent)(path, text)
-            if problem:
-                found.append(Finding(path, 1, 1, FRONTMATTER, f"{agent}: {problem}", 1))
-            if rule is not None:
-                rules.append(rule)
-                found += glob_findings(rule)
-    return rules, found
-
-
-def rule_file_findings(paths: Sequence[Path], root: Path | None = None,
-                       walked: tuple[list[str], bool] | None = None) -> list[Finding]:
-    """Every finding of the rules files PATHS: `read_rules`', then `rule-matches-nothing` against
-    WALKED (`workspace_files(ROOT)`; None: walked here, once for all of PATHS), unless that walk
-    stopped at its bound. ROOT defaults to the base of the first rule."""
-    rules, found = read_rules(paths)
-    if rules:
-        root = root or rules[0].base
-        files, complete = workspace_files(root) if walked is None else walked
-        if complete:
-            found += nothing_matched(rules, root, files)
-    return sorted(found, key=lambda f: (str(f.path), f.line))
 
 
 def glob_findings(rule: ScopedRule) -> list[Finding]:
