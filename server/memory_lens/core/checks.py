@@ -25,6 +25,7 @@ from memory_lens.core.markdown import Entry, entry_keys, parse
 from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens, load_memory, utf8_size
 from memory_lens.core.read_policy import LINK_OUTSIDE, outside_reads
 from memory_lens.core.settings import Settings
+from memory_lens.core.stale import STALE, stale_findings
 
 
 class Severity(str, Enum):
@@ -57,6 +58,7 @@ SEVERITY_OF = {
     INVALID_GLOB: Severity.WARNING,
     FRONTMATTER: Severity.WARNING,
     LINK_OUTSIDE: Severity.WARNING,  # core/read_policy.py
+    STALE: Severity.WARNING,  # core/stale.py
     **{code: Severity.WARNING for code in IMPORT_CODES},  # import-not-found, -outside-root, -cycle, -depth
 }
 
@@ -322,6 +324,9 @@ def check_content(
     findings = ([f for f in import_findings(path, text, expansion.imports) if f.code in rules.imports]
                 + link_outside_findings(path, text, expansion.imports, settings, real)
                 + findings)
+    stale = [Finding(path, line, column, STALE, message, line) for line, column, message in stale_findings(path, text)]
+    if stale:
+        findings = sorted(findings + stale, key=lambda f: f.line)
     size, tokens = merged_size([*(s.content for s in usable), expansion.text])
     over = budget_finding(path, size, tokens, settings) if rules.budget else None
     return ([over] if over else []) + findings

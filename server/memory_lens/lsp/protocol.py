@@ -14,7 +14,8 @@ DIAGNOSTIC_SOURCE = "memory-lens"
 # Diagnostic codes: the codes of `memory-lens check` (core/checks.py, core/imports.py), the same names.
 DIAGNOSTIC_CODES = [checks.UNREADABLE, checks.TOO_LARGE, checks.ENCODING, checks.DUPLICATE, checks.REDUNDANT,
                     checks.OVER_BUDGET, checks.NOT_LOADED, checks.LINK_OUTSIDE, *imports.IMPORT_CODES,
-                    checks.RULE_MATCHES_NOTHING, checks.INVALID_GLOB, checks.FRONTMATTER]
+                    checks.RULE_MATCHES_NOTHING, checks.INVALID_GLOB, checks.FRONTMATTER,
+                    checks.STALE]
 
 # The keys of the `memoryLens` settings section the server reads (lsp/config.py), dotted for nested
 # objects. `noteDocuments` is set by a client that opens note documents, not by users.
