@@ -27,6 +27,7 @@ from memory_lens.core.file_identity import file_identity, stat_identity
 from memory_lens.core.files import real_dir
 from memory_lens.core.gemini_settings import GEMINI_DIR, SETTINGS_FILE, TRUSTED_FOLDERS_FILE
 from memory_lens.core.scan import GEMINI_IGNORE, GIT_IGNORE
+from memory_lens.core.stale import PROJECT_FILES
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
 from memory_lens.lsp.notify import NativeWatcher
 
@@ -44,6 +45,9 @@ MARKER_NAMES = (GIT_MARKER, GIT_IGNORE, GEMINI_IGNORE)  # a change of one of the
 # Gemini's settings.json (user or project) and its folder trust rules: which names are memory
 # where, the roots, the import format. A change of one means a full rescan too.
 SETTINGS_NAMES = (SETTINGS_FILE, TRUSTED_FOLDERS_FILE)
+# What `stale` checks scripts and package managers against (core/stale.py): a change of one
+# re-checks the memory files at and below its directory.
+PROJECT_NAMES = tuple(sorted(PROJECT_FILES))
 
 
 class Watcher:
@@ -235,7 +239,8 @@ class Watcher:
         if key == self._notify_key and self.notifier.active:
             return False
         paths = watch_set(ls, doc_dirs)
-        self.notifier.watch({p.parent for p in paths}, {*ls.store.memory_names(), *MARKER_NAMES, *SETTINGS_NAMES})
+        self.notifier.watch({p.parent for p in paths},
+                            {*ls.store.memory_names(), *MARKER_NAMES, *SETTINGS_NAMES, *PROJECT_NAMES})
         self._notify_key = key
         return True
 
@@ -294,7 +299,7 @@ def client_watchers(ls: MemoryLensServer) -> list[types.FileSystemWatcher]:
     markers, and the projects' `.gemini/settings.json`; with relative patterns, the global files and
     the user's settings.json and folder trust rules too."""
     names = sorted(ls.store.memory_names())
-    globs = [f"**/{n}" for n in (*names, *MARKER_NAMES)] + [f"**/{GEMINI_DIR}/{SETTINGS_FILE}"]
+    globs = [f"**/{n}" for n in (*names, *MARKER_NAMES, *PROJECT_NAMES)] + [f"**/{GEMINI_DIR}/{SETTINGS_FILE}"]
     watchers = [types.FileSystemWatcher(glob_pattern=g) for g in globs]
     if ls.supports("workspace.did_change_watched_files.relative_pattern_support"):
         base = path_to_uri(ls.settings.global_dir)
@@ -307,12 +312,15 @@ def client_watchers(ls: MemoryLensServer) -> list[types.FileSystemWatcher]:
 
 
 def split_changes(ls: MemoryLensServer, paths: set[Path]) -> tuple[set[Path], bool]:
-    """Split changed PATHS into memory files, and whether a full rescan is needed: a marker, or
-    Gemini's settings.json (user or project) or its folder trust rules, which decide which names
-    are memory where."""
+    """Split changed PATHS into memory files to re-check, and whether a full rescan is needed: a
+    marker, or Gemini's settings.json (user or project) or its folder trust rules, which decide
+    which names are memory where. A project file `stale` reads (a package.json, a lock file)
+    re-checks the known memory files in its directory and below."""
     full = any(p.name in MARKER_NAMES or (p.name in SETTINGS_NAMES and p.parent.name == GEMINI_DIR) for p in paths)
     known = ls.store.known()
     memory = {p for p in paths if p.name not in SETTINGS_NAMES and (p in known or ls.is_memory_path(p))}
+    for project_file in (p for p in paths if p.name in PROJECT_FILES and p not in memory):
+        memory.update(k for k in known if k.parent == project_file.parent or project_file.parent in k.parents)
     return memory, full
 
 
@@ -347,7 +355,7 @@ def watch_set(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
         paths.add(d / GIT_MARKER)
     names = ls.store.memory_names()
     for d in dirs:
-        paths.update(d / n for n in names)
+        paths.update(d / n for n in (*names, *PROJECT_NAMES))
         paths.add(d / GEMINI_DIR / SETTINGS_FILE)
     return paths
 
