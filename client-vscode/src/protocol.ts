@@ -13,6 +13,7 @@ export const DIAGNOSTIC_CODES: readonly string[] = [
   'unreadable', 'too-large', 'encoding', 'duplicate', 'redundant', 'over-budget', 'not-loaded', 'link-outside',
   'import-not-found', 'import-outside-root', 'import-cycle', 'import-depth',
   'rule-matches-nothing', 'invalid-glob', 'frontmatter',
+  'stale',
 ];
 /** The keys of the settings section the server reads (dotted for nested objects); see `ServerSettings`. */
 export const SETTINGS_KEYS: readonly string[] = [
