@@ -10,7 +10,7 @@ export const SETTINGS_SECTION = 'memoryLens';
 export const DIAGNOSTIC_SOURCE = 'memory-lens';
 /** Diagnostic codes: the codes of `memory-lens check`. */
 export const DIAGNOSTIC_CODES: readonly string[] = [
-  'unreadable', 'too-large', 'encoding', 'duplicate', 'redundant', 'over-budget', 'not-loaded', 'link-outside',
+  'unreadable', 'too-large', 'encoding', 'duplicate', 'redundant', 'over-budget', 'not-loaded', 'link-outside', 'secret',
   'import-not-found', 'import-outside-root', 'import-cycle', 'import-depth',
   'rule-matches-nothing', 'invalid-glob', 'frontmatter',
   'stale',
@@ -65,6 +65,10 @@ export const SAVE_PROJECT_TITLE = 'Save selection to project memory';
 export const SAVE_GLOBAL_TITLE = 'Save selection to global memory';
 export const REMOVE_DUPLICATE_TITLE = 'Remove duplicate entry';
 export const REMOVE_REDUNDANT_TITLE = 'Remove redundant entry';
+export const REMOVE_SECRET_TITLE = 'Remove the entry holding a secret';
+/** A write refused for a secret: RequestFailed with `data.secret` ({kind, line, column}); send it again with `allowSecret: true`. */
+export const SECRET_ERROR_KEY = 'secret';
+export const ALLOW_SECRET_ARG = 'allowSecret';
 /** Id of the change annotation on the server's save edits. */
 export const CHANGE_ANNOTATION_ID = 'memoryLens.saveEntry';
 

@@ -36,6 +36,7 @@ with collector_paused():  # the imports below allocate only long-lived objects (
     from memory_lens.core.large_files import has_too_large, show_warnings, write_effective
     from memory_lens.core.markdown import escape_controls
     from memory_lens.core.merge import Memory, load_memory
+    from memory_lens.core.secrets import SecretError
     from memory_lens.core.settings import Settings, SettingsError, resolve_settings
     from memory_lens.core.writer import MemoryFileError
     from memory_lens.terminal_progress import terminal_progress
@@ -130,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", choices=(DEFAULT_AGENT, "wave"), default=DEFAULT_AGENT,
                    help="gemini (default): as above; wave: a '- ' bullet at the end of AGENTS.md in the --dir "
                         "directory (project) or of ~/.wave/memory.md (global)")
+    add_allow_secret(p)
     add_follow_outside_links(p)
 
     p = sub.add_parser("list", parents=[common], help="list the entries of the memory chain",
@@ -200,6 +202,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_notes_parser(sub, _common(memory_files=False), _Parser)
     add_mcp_parser(sub, common)
     return parser
+
+
+def add_allow_secret(p: argparse.ArgumentParser) -> None:
+    """The override of the secrets guard of every command that saves text (see docs/security.md)."""
+    p.add_argument("--allow-secret", action="store_true",
+                   help="save the text even if it looks like it holds a key, token or password "
+                        "(default: refuse, naming the kind and position)")
 
 
 def add_follow_outside_links(p: argparse.ArgumentParser) -> None:
@@ -338,9 +347,11 @@ def cmd_add(args: argparse.Namespace) -> int:
     target = _target(args.dir)
     try:
         if args.agent == "wave":
-            result = save_bullet(args.text, target, settings, args.scope)
+            result = save_bullet(args.text, target, settings, args.scope, allow_secret=args.allow_secret)
         else:
-            result = save_entry(args.text, target, settings, args.scope)
+            result = save_entry(args.text, target, settings, args.scope, allow_secret=args.allow_secret)
+    except SecretError as err:
+        raise Failure(f"{err} (if it is no secret, add --allow-secret to save it anyway)") from None
     except NoProjectError as err:
         raise Failure(str(err).replace("save to global memory instead", "use --scope global")) from None
     except (EntryTextError, MemoryFileError) as err:

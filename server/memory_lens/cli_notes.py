@@ -81,6 +81,7 @@ def add_notes_parser(sub: Any, common: argparse.ArgumentParser, parser_class: ty
     _content_args(p)
     p.add_argument("--tag", action="append", default=None, metavar="TAG", help="a tag; repeat for several")
     p.add_argument("--scope", **write_scope, help="default: project inside a project, else global")
+    _allow_secret(p)
 
     p = cmds.add_parser("read", parents=parents, help="print a note",
                         description="Print note NAME: the project's, else the global one.")
@@ -103,6 +104,7 @@ def add_notes_parser(sub: Any, common: argparse.ArgumentParser, parser_class: ty
     p.add_argument("--no-tags", action="store_true", help="remove every tag")
     p.add_argument("--scope", **write_scope, help="only look there (default: project, then global)")
     p.add_argument("--revision", default=None, metavar="REV", help="fail if the note is no longer at this revision")
+    _allow_secret(p)
 
     p = cmds.add_parser("delete", parents=parents, help="delete a note",
                         description="Delete note NAME (the project's, else the global one).")
@@ -149,6 +151,14 @@ def add_notes_parser(sub: Any, common: argparse.ArgumentParser, parser_class: ty
                    help="default: detected from the content")
     p.add_argument("--scope", **write_scope, help="put every note there (default: each note's own scope)")
     p.add_argument("--replace", action="store_true", help="overwrite notes that differ")
+    _allow_secret(p, "import notes even if their content looks like it holds a key, token or password "
+                     "(default: skip them, naming the kind and position)")
+
+
+def _allow_secret(p: argparse.ArgumentParser,
+                  text: str = "save the note even if its content looks like it holds a key, token or password "
+                              "(default: refuse, naming the kind and position)") -> None:
+    p.add_argument("--allow-secret", action="store_true", help=text)
 
 
 def add_mcp_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -232,6 +242,7 @@ def open_store(args: argparse.Namespace, settings: Settings) -> NotesStore:
 def cmd_notes(args: argparse.Namespace, settings: Settings) -> int:
     from memory_lens.core.notes import NoteError
     from memory_lens.core.notes.store import NoProjectError
+    from memory_lens.core.secrets import SecretError
 
     out = _Out(args.format)
     handler = HANDLERS[args.notes_command]
@@ -240,6 +251,8 @@ def cmd_notes(args: argparse.Namespace, settings: Settings) -> int:
         return handler(store, args, out)
     except NoProjectError as err:
         raise Failure(err.worded("`--scope global`")) from None
+    except SecretError as err:
+        raise Failure(f"{err} (if it is no secret, add --allow-secret to save it anyway)") from None
     except NoteError as err:
         raise Failure(str(err)) from None
     finally:
@@ -278,7 +291,7 @@ def _warn_all(out: _Out, warnings: list[str]) -> None:
 def run_create(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
     content = _content(args, required=True)
     assert content is not None
-    result = store.create(args.name, content, args.tag or [], args.scope)
+    result = store.create(args.name, content, args.tag or [], args.scope, allow_secret=args.allow_secret)
     _warn_all(out, result.warnings)
     if args.format == "json":
         out.json(result.note.to_json())
@@ -355,7 +368,7 @@ def run_edit(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
         content, tags = edited
         revision = revision or current.revision
         args.scope = current.note.scope.value
-    result = store.edit(args.name, content, args.scope, tags, revision)
+    result = store.edit(args.name, content, args.scope, tags, revision, allow_secret=args.allow_secret)
     _warn_all(out, result.warnings)
     if args.format == "json":
         out.json(result.note.to_json())
@@ -493,7 +506,8 @@ def run_import(store: NotesStore, args: argparse.Namespace, out: _Out) -> int:
         raise Failure(f"{args.file}: cannot read: {err.strerror or err}") from None
     text = _decode(data, args.file)
     with _progress("imported {done} of {total} notes") as progress:
-        report = transfer.import_notes(store, text, args.as_format, args.scope, args.replace, progress)
+        report = transfer.import_notes(store, text, args.as_format, args.scope, args.replace, progress,
+                                       allow_secret=args.allow_secret)
     return _report(report, args, out, "imported")
 
 

@@ -1,4 +1,4 @@
-"""Checks over memory files: unreadable, too-large, encoding, duplicate, redundant and over-budget
+"""Checks over memory files: unreadable, too-large, encoding, duplicate, redundant, secret and over-budget
 (per-agent over-budget and not-loaded: core/agents/budget.py).
 
 `check FILE` checks that file against the more general files of its directory's chain;
@@ -24,6 +24,7 @@ from memory_lens.core.imports import IMPORT_CODES, ImportNode, expand_imports, i
 from memory_lens.core.markdown import Entry, entry_keys, parse
 from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens, load_memory, utf8_size
 from memory_lens.core.read_policy import LINK_OUTSIDE, outside_reads
+from memory_lens.core.secrets import find_secrets
 from memory_lens.core.settings import Settings
 from memory_lens.core.stale import STALE, stale_findings
 
@@ -46,6 +47,7 @@ NOT_LOADED = "not-loaded"  # an enabled agent does not load this file from its d
 RULE_MATCHES_NOTHING = "rule-matches-nothing"  # a scoped rule no file of the workspace matches (core/agents/scoped.py)
 INVALID_GLOB = "invalid-glob"  # a scoped rule's glob its agent rejects, or one that explodes (core/agents/scoped.py)
 FRONTMATTER = "frontmatter"  # a rules file's front matter its agent cannot read as meant (core/agents/scoped.py)
+SECRET = "secret"  # a key, token or password in the text (core/secrets.py)
 SEVERITY_OF = {
     UNREADABLE: Severity.ERROR,
     TOO_LARGE: Severity.WARNING,
@@ -59,6 +61,7 @@ SEVERITY_OF = {
     FRONTMATTER: Severity.WARNING,
     LINK_OUTSIDE: Severity.WARNING,  # core/read_policy.py
     STALE: Severity.WARNING,  # core/stale.py
+    SECRET: Severity.ERROR,
     **{code: Severity.WARNING for code in IMPORT_CODES},  # import-not-found, -outside-root, -cycle, -depth
 }
 
@@ -294,6 +297,15 @@ def link_outside_findings(path: Path, text: str, imports: Sequence[ImportNode], 
             for o in outside_reads(path, imports, settings.global_dir, settings.boundary_markers, real)]
 
 
+def secret_findings(path: Path, text: str) -> list[Finding]:
+    """A `secret` finding on each line of memory file PATH (with TEXT) that holds a key, a token or
+    a password (`core/secrets.py`): its kind and column, never the secret itself."""
+    return [Finding(path, s.line, s.column, SECRET,
+                    f"{s.describe(with_line=False)}: every agent that loads this file sends it to its model, "
+                    "and the file may be committed; remove the entry and revoke the secret", s.line)
+            for s in find_secrets(text)]
+
+
 def check_content(
     path: Path,
     text: str,
@@ -325,8 +337,9 @@ def check_content(
                 + link_outside_findings(path, text, expansion.imports, settings, real)
                 + findings)
     stale = [Finding(path, line, column, STALE, message, line) for line, column, message in stale_findings(path, text)]
-    if stale:
-        findings = sorted(findings + stale, key=lambda f: f.line)
+    extra = stale + secret_findings(path, text)
+    if extra:
+        findings = sorted(findings + extra, key=lambda f: f.line)
     size, tokens = merged_size([*(s.content for s in usable), expansion.text])
     over = budget_finding(path, size, tokens, settings) if rules.budget else None
     return ([over] if over else []) + findings

@@ -18,6 +18,7 @@ from memory_lens.core.edit import AddPlan, RemovePlan, UnsafeEntryError, find_en
 from memory_lens.core.files import too_large_reason
 from memory_lens.core.markdown import Entry, clean_entry_text, normalize, parse
 from memory_lens.core.merge import Memory, Source, load_memory, utf8_size
+from memory_lens.core.secrets import refuse_secrets
 from memory_lens.core.settings import Settings
 from memory_lens.core.write_policy import DEFAULT_HINT, WriteArea, directory_area, global_area, project_area
 from memory_lens.core.writer import MemoryFileError, update_memory_file
@@ -110,13 +111,15 @@ def write_area(scope: Scope, root: Path | None, settings: Settings, path: Path,
 
 
 def save_entry(text: str, target_dir: Path, settings: Settings, scope: Scope | str | None = None,
-               hint: str = DEFAULT_HINT) -> SaveResult:
+               hint: str = DEFAULT_HINT, allow_secret: bool = False) -> SaveResult:
     """Save TEXT as an entry in the scope's memory file, unless an equal entry is already there.
     A link out of the project (or the global directory) is written through only when
-    `settings.follow_outside_links`; HINT says how to allow it."""
+    `settings.follow_outside_links`; HINT says how to allow it. TEXT holding a secret raises
+    SecretError (`core/secrets.py`) unless ALLOW_SECRET."""
     chosen, root = resolve_scope(scope, target_dir)
     path = memory_file_for(chosen, root, settings)
     plan_add("", text)  # bad text (empty, a NUL) fails here, before the file is touched
+    refuse_secrets(text, allow_secret)
     refuse_too_large(path, settings)
     existed = path.exists()
 

@@ -10,7 +10,9 @@ for a missing memory file. A selection already saved is not offered again: the a
 (disabled, where the client supports that).
 
 Quick fixes remove a duplicate or a redundant entry flagged by a diagnostic, only while that
-entry is still where the diagnostic says (its normalised text travels in the diagnostic's `data`).
+entry is still where the diagnostic says (its normalised text travels in the diagnostic's `data`),
+and the entry holding a secret (while its line still holds one). A selection holding a secret is
+saved through the command even with `save.preview`, so that the command can refuse it.
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from memory_lens.core.checks import DUPLICATE, REDUNDANT
+from memory_lens.core.checks import DUPLICATE, REDUNDANT, SECRET
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import EntryTextError, plan_add
 from memory_lens.core.entries import memory_file_for
 from memory_lens.core.files import BOM
 from memory_lens.core.markdown import Entry, clean_entry_text, parse, split_lines, strip_eol
+from memory_lens.core.secrets import find_secrets
 from memory_lens.lsp import protocol
 from memory_lens.lsp.commands import context_refusal, write_refusal
 from memory_lens.lsp.convert import json_values, uri_to_path
@@ -174,7 +177,9 @@ def save_action(ls: MemoryLensServer, uri: str, text: str, scope: Scope) -> type
         saved = f"Already saved in {scope.value} memory ({where})"
         return _disabled(ls, saved, saved) or types.CodeAction(title=saved, kind=protocol.SAVE_ACTION_KIND)
     missing = ls.open_doc(path) is None and not os.path.lexists(path)
-    if not ls.config.save_preview or (missing and not can_create_files(ls)):
+    # A selection holding a secret is saved by the command, which refuses it (a client may then
+    # ask the user and send it again with allowSecret): an edit would be applied unchecked.
+    if not ls.config.save_preview or (missing and not can_create_files(ls)) or find_secrets(text):
         return types.CodeAction(title=title, kind=protocol.SAVE_ACTION_KIND, command=types.Command(
             title=title, command=protocol.CMD_SAVE, arguments=[_save_arguments(ls, uri, text, scope)]))
     label = f"Save to {scope.value} memory"
@@ -204,18 +209,30 @@ def _flagged_entry(text: str, diag: types.Diagnostic) -> Entry | None:
     return entry if entry.normalized == wanted else None
 
 
+def _secret_entry(text: str, diag: types.Diagnostic) -> Entry | None:
+    """The entry covering the line of `secret` diagnostic DIAG, if that line still holds a secret."""
+    line = diag.range.start.line
+    lines = split_lines(text)
+    if line >= len(lines) or not find_secrets(lines[line]):
+        return None
+    return parse(text).entry_at(line)
+
+
 def quick_fix(ls: MemoryLensServer, uri: str, diag: types.Diagnostic) -> types.CodeAction | None:
-    """"Remove duplicate/redundant entry" for one of our diagnostics, if still accurate."""
-    if diag.source != protocol.DIAGNOSTIC_SOURCE or diag.code not in (DUPLICATE, REDUNDANT):
+    """"Remove duplicate/redundant entry" or "Remove the entry holding a secret" for one of our
+    diagnostics, if still accurate (a secret outside any entry gets no fix)."""
+    if diag.source != protocol.DIAGNOSTIC_SOURCE or diag.code not in (DUPLICATE, REDUNDANT, SECRET):
         return None
     path = uri_to_path(uri)
     if path is None:
         return None
     text, _ = ls.current_text(path)
-    entry = _flagged_entry(text, diag) if text is not None else None
+    flagged = _secret_entry if diag.code == SECRET else _flagged_entry
+    entry = flagged(text, diag) if text is not None else None
     if entry is None:
         return None
-    title = protocol.REMOVE_DUPLICATE_TITLE if diag.code == DUPLICATE else protocol.REMOVE_REDUNDANT_TITLE
+    title = {DUPLICATE: protocol.REMOVE_DUPLICATE_TITLE, REDUNDANT: protocol.REMOVE_REDUNDANT_TITLE,
+             SECRET: protocol.REMOVE_SECRET_TITLE}[diag.code]
     return types.CodeAction(title=title, kind=QUICK_FIX, diagnostics=[diag], is_preferred=True,
                             edit=remove_entry_edit(ls, path, text, entry))
 

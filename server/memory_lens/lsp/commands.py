@@ -39,6 +39,7 @@ from memory_lens.core.entries import (
     write_area,
 )
 from memory_lens.core.markdown import Entry, clean_entry_text, parse, split_lines
+from memory_lens.core.secrets import SecretError, refuse_secrets
 from memory_lens.core.write_policy import OutsideWriteError, WriteArea, check_requested_path
 from memory_lens.core.writer import MemoryFileError, allowed_target
 from memory_lens.lsp import protocol
@@ -164,6 +165,21 @@ def _failed(err: Exception) -> RequestFailed:
     return RequestFailed(message=str(err).strip("'\""))
 
 
+def secret_refused(err: SecretError) -> RequestFailed:
+    """The distinct error of a write refused for a secret: its kind and position in `data` (a
+    client asks the user, then sends the command again with `allowSecret`), never the secret."""
+    s = err.secret
+    return RequestFailed(message=f"{err} (send it again with {protocol.ALLOW_SECRET_ARG}: true to save it anyway)",
+                         data={protocol.SECRET_ERROR_KEY: {"kind": s.kind, "line": s.line, "column": s.column}})
+
+
+def allow_secret_arg(args: dict) -> bool:
+    value = args.get(protocol.ALLOW_SECRET_ARG, False)
+    if not isinstance(value, bool):
+        raise JsonRpcInvalidParams(message=f"argument {protocol.ALLOW_SECRET_ARG!r} must be true or false")
+    return value
+
+
 def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     """Save `text` in `scope` memory (project by default inside a project); into the buffer
     when that memory file is open with unsaved edits (see `buffers`)."""
@@ -173,6 +189,7 @@ def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     directory = context_dir(ls, uri)
     assert text is not None
     try:
+        refuse_secrets(text, allow_secret_arg(args))  # before anything is read: the buffer path too
         if directory is None:
             if scope == "project":
                 raise NoProjectError("no project: open a file or folder inside a project, or save to global memory")
@@ -186,7 +203,9 @@ def save(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
             return save_in_buffer(ls, doc, chosen, text)
         if directory is None:
             directory = ls.settings.global_dir if ls.settings.global_dir.is_dir() else Path.home()
-        result = save_entry(text, directory, ls.settings, chosen, FOLLOW_HINT)
+        result = save_entry(text, directory, ls.settings, chosen, FOLLOW_HINT, allow_secret=True)  # checked above
+    except SecretError as err:
+        raise secret_refused(err) from None
     except (EntryTextError, NoProjectError, MemoryFileError) as err:
         raise _failed(err) from None
     ls.store.invalidate([result.path])
@@ -316,7 +335,8 @@ def move(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
         context_args: dict[str, Any] = {}
     else:
         context_args = {"uri": context or uri}
-    saved = save(ls, {"text": entry.text, "scope": scope, **context_args})
+    saved = save(ls, {"text": entry.text, "scope": scope, **context_args,
+                      protocol.ALLOW_SECRET_ARG: allow_secret_arg(args)})
     if os.path.realpath(saved["path"]) != os.path.realpath(path):
         remove(ls, {"uri": uri, "line": entry.line + 1})
     return saved

@@ -44,12 +44,15 @@ from memory_lens.core.notes import (
     notes_settings,
 )
 from memory_lens.core.notes import document as note_document
+from memory_lens.core.secrets import SecretError
 from memory_lens.lsp import protocol
 from memory_lens.lsp.commands import (
     FOLLOW_HINT,
     RequestFailed,
+    allow_secret_arg,
     allowed_path,
     context_dir,
+    secret_refused,
     target_dir_for,
 )
 from memory_lens.lsp.convert import first_object, path_to_uri
@@ -251,9 +254,12 @@ def _int(args: dict, name: str) -> int | None:
 
 
 async def _call(work: Callable[[], Any]) -> Any:
-    """Run WORK on a worker thread; a NoteError becomes RequestFailed (a conflict carries data)."""
+    """Run WORK on a worker thread; a NoteError becomes RequestFailed (a conflict carries data, and
+    so does a secret: see `commands.secret_refused`)."""
     try:
         return await asyncio.to_thread(work)
+    except SecretError as err:
+        raise secret_refused(err) from None
     except NoteConflictError as err:
         raise RequestFailed(message=str(err), data={"conflict": True, "revision": err.current_revision}) from None
     except NoteError as err:
@@ -294,7 +300,8 @@ async def create_note(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     if content is None:
         raise JsonRpcInvalidParams(message="argument 'content' must be a string")
     tags, scope = _tags(args) or [], _scope(args, ("project", "global"))
-    result = await _call(lambda: store.create(name or "", content, tags, scope))
+    allow = allow_secret_arg(args)
+    result = await _call(lambda: store.create(name or "", content, tags, scope, allow_secret=allow))
     for warning in result.warnings:
         ls.warn_once(warning)
     return _note(result.note, store)
@@ -304,8 +311,8 @@ async def edit_note(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     store = hub(ls).store_for(args, write=True)
     name, scope = _str(args, "name"), _scope(args, ("project", "global"))
     content, tags = _str(args, "content", required=False), _tags(args)
-    revision = _str(args, "revision", required=False)
-    result = await _call(lambda: store.edit(name or "", content, scope, tags, revision))
+    revision, allow = _str(args, "revision", required=False), allow_secret_arg(args)
+    result = await _call(lambda: store.edit(name or "", content, scope, tags, revision, allow_secret=allow))
     for warning in result.warnings:
         ls.warn_once(warning)
     return {"changed": result.changed, "note": _note(result.note, store)}
@@ -346,14 +353,15 @@ async def write_document(ls: MemoryLensServer, args: dict) -> dict[str, Any]:
     if root is not None:
         allowed_path(ls, root)  # a note document of a project outside the workspace: refused
     store = hub(ls).store_for_root(root)
-    force = args.get("force") is True
+    force, allow = args.get("force") is True, allow_secret_arg(args)
     revision = None if force else (_str(args, "revision", required=False) or hub(ls).revisions.get(uri))
     try:
         parsed = note_document.parse(markdown)
     except NoteError as err:
         raise RequestFailed(message=str(err)) from None
     try:
-        result = await _call(lambda: store.edit(name, parsed.content, scope.value, parsed.tags, revision))
+        result = await _call(lambda: store.edit(name, parsed.content, scope.value, parsed.tags, revision,
+                                                allow_secret=allow))
     except RequestFailed as err:
         if isinstance(err.data, dict) and err.data.get("conflict"):
             raise RequestFailed(

@@ -15,7 +15,7 @@ DIAGNOSTIC_SOURCE = "memory-lens"
 DIAGNOSTIC_CODES = [checks.UNREADABLE, checks.TOO_LARGE, checks.ENCODING, checks.DUPLICATE, checks.REDUNDANT,
                     checks.OVER_BUDGET, checks.NOT_LOADED, checks.LINK_OUTSIDE, *imports.IMPORT_CODES,
                     checks.RULE_MATCHES_NOTHING, checks.INVALID_GLOB, checks.FRONTMATTER,
-                    checks.STALE]
+                    checks.STALE, checks.SECRET]
 
 # The keys of the `memoryLens` settings section the server reads (lsp/config.py), dotted for nested
 # objects. `noteDocuments` is set by a client that opens note documents, not by users.
@@ -54,5 +54,10 @@ SAVE_PROJECT_TITLE = "Save selection to project memory"
 SAVE_GLOBAL_TITLE = "Save selection to global memory"
 REMOVE_DUPLICATE_TITLE = "Remove duplicate entry"  # quick fix of a `duplicate` diagnostic
 REMOVE_REDUNDANT_TITLE = "Remove redundant entry"  # quick fix of a `redundant` diagnostic
+REMOVE_SECRET_TITLE = "Remove the entry holding a secret"  # quick fix of a `secret` diagnostic
+# A write refused because its text holds a secret: a RequestFailed error whose `data` is
+# {"secret": {"kind", "line", "column"}}; the command succeeds when sent again with ALLOW_SECRET_ARG true.
+SECRET_ERROR_KEY = "secret"
+ALLOW_SECRET_ARG = "allowSecret"
 CHANGE_ANNOTATION_ID = "memoryLens.saveEntry"
 SAVE_ACTION_KIND = "refactor.extract.memoryLens"

@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 
 from memory_lens import __version__
 from memory_lens.core.discovery import Scope
+from memory_lens.core.secrets import SecretError
 from memory_lens.mcp_server import tools
 from memory_lens.mcp_server.approvals import approval_name
 from memory_lens.mcp_server.schemas import (
@@ -153,6 +154,20 @@ def approval_message(plan: SavePlan) -> str:
             "Approve, edit the text first, or decline.")
 
 
+class SecretApproval(BaseModel):
+    """The form shown when the fact looks like it holds a secret: the one way to save it anyway
+    (no argument of `save_memory` can; an "always allow" does not cover it)."""
+
+    save_anyway: bool = Field(default=False, title="Save it anyway",
+                              description="It is not a secret, or I want it in this memory file")
+
+
+def secret_message(plan: SavePlan) -> str:
+    """The question for a fact holding a secret: its kind and position, not the secret or a diff."""
+    return (f"The fact to save to {plan.scope.value} memory {plan.path} {plan.secret.describe()}. Agents send "
+            "this file to their model, and it may be committed. Save it anyway?")
+
+
 def build_server(ctx: ToolContext) -> MCPServer:
     """The MCP server with every tool working on CTX."""
 
@@ -209,6 +224,10 @@ def build_server(ctx: ToolContext) -> MCPServer:
             return Decided(reason="invalid", error=str(err))
         if plan.already_present:
             return Decided(reason="already-present", plan=plan)
+        if plan.secret is not None:  # only the user may allow it: never "always allow", never without asking
+            if not supports_form_elicitation(context):
+                return Decided(reason="invalid", error=f"{SecretError(plan.secret)}: {tools.SECRET_ADVICE}")
+            return Elicit(secret_message(plan), SecretApproval)
         if ctx.approvals.allowed(approval_name(SAVE_TOOL, plan.scope.value)):
             return Decided(reason="always-allowed", plan=plan)
         if not supports_form_elicitation(context):
@@ -226,6 +245,12 @@ def build_server(ctx: ToolContext) -> MCPServer:
             return {"saved": False, "declined": True,
                     "message": "The user declined; nothing was written. Do not save this again unless asked."}
         data = answer.data
+        if isinstance(data, SecretApproval):
+            if not data.save_anyway:
+                return {"saved": False, "declined": True,
+                        "message": "The user did not confirm saving a secret; nothing was written. Do not save it."}
+            plan = tools.plan_save(ctx, fact, scope)
+            return _run(lambda: tools.save_fact(ctx, plan.text, plan.scope, allow_secret=True))
         if isinstance(data, Decided):
             if data.reason == "invalid":
                 raise ToolError(tools.for_mcp(data.error))

@@ -34,6 +34,7 @@ from memory_lens.core.markdown import clean_entry_text
 from memory_lens.core.merge import load_memory
 from memory_lens.core.notes import NoteError, NotesStore, StoredNote
 from memory_lens.core.read_policy import ReadArea, read_area
+from memory_lens.core.secrets import Secret, SecretError, find_secrets
 from memory_lens.core.settings import Settings
 from memory_lens.core.write_policy import is_inside
 from memory_lens.core.writer import MemoryFileError, allowed_target
@@ -78,9 +79,15 @@ def _note_ref(stored: StoredNote) -> dict[str, Any]:
     return stored.to_json(content=False)
 
 
+SECRET_ADVICE = ("a model cannot override this: leave the secret out (say where it is kept instead), or ask the "
+                 "user to save it themselves")
+
+
 def _notes(call: Any) -> Any:
     try:
         return call()
+    except SecretError as err:
+        raise ToolFailure(f"{err}: {SECRET_ADVICE}") from None
     except NoteError as err:
         raise ToolFailure(str(err)) from None
 
@@ -143,6 +150,7 @@ class SavePlan:
     text: str  # the cleaned entry text
     already_present: bool
     diff: str
+    secret: Secret | None  # the first secret in the fact: only the user may allow saving it
 
 
 def plan_save(ctx: ToolContext, fact: str, scope: str | None) -> SavePlan:
@@ -168,18 +176,27 @@ def plan_save(ctx: ToolContext, fact: str, scope: str | None) -> SavePlan:
         raise ToolFailure(str(err)) from None
     diff = "".join(difflib.unified_diff(current.text.splitlines(keepends=True), plan.content.splitlines(keepends=True),
                                         fromfile=f"a/{path.name}", tofile=f"b/{path.name}", n=2))
-    return SavePlan(chosen, path, plan.text, plan.already_present, diff)
+    found = find_secrets(fact)
+    return SavePlan(chosen, path, plan.text, plan.already_present, diff, found[0] if found else None)
 
 
-def save_fact(ctx: ToolContext, text: str, scope: Scope) -> dict[str, Any]:
-    """Write TEXT as an entry of SCOPE's memory file (what `memory-lens add` does)."""
+def save_fact(ctx: ToolContext, text: str, scope: Scope, allow_secret: bool = False) -> dict[str, Any]:
+    """Write TEXT as an entry of SCOPE's memory file (what `memory-lens add` does). ALLOW_SECRET:
+    the user confirmed a secret in the approval form; the result then does not repeat the text."""
     _refuse_long(text)
     try:
-        result = save_entry(text, ctx.directory, ctx.settings, scope)
+        result = save_entry(text, ctx.directory, ctx.settings, scope, allow_secret=allow_secret)
+    except SecretError as err:
+        raise ToolFailure(f"{err}: {SECRET_ADVICE}") from None
     except (EntryTextError, NoProjectError, MemoryFileError) as err:
         raise ToolFailure(str(err)) from None
     return {"saved": result.added, "already_present": not result.added, "scope": result.scope.value,
-            "path": str(result.path), "line": result.line + 1, "text": result.text, "created_file": result.created}
+            "path": str(result.path), "line": result.line + 1,
+            "text": SECRET_WITHHELD if allow_secret and find_secrets(result.text) else result.text,
+            "created_file": result.created}
+
+
+SECRET_WITHHELD = "(not repeated: it holds a secret the user chose to save)"
 
 
 def root_paths(uris: Sequence[str]) -> list[Path]:

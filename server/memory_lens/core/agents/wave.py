@@ -19,6 +19,7 @@ from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import UnsafeEntryError, entry_text_to_save, format_entry
 from memory_lens.core.files import read_memory_file
 from memory_lens.core.markdown import detect_eol, normalize, parse
+from memory_lens.core.secrets import refuse_secrets
 from memory_lens.core.settings import Settings
 from memory_lens.core.write_policy import DEFAULT_HINT, directory_area, global_area, project_area
 from memory_lens.core.writer import update_memory_file
@@ -98,11 +99,13 @@ class WaveSaveResult:
 
 
 def save_bullet(text: str, target_dir: Path, settings: Settings, scope: Scope | str | None = None,
-                hint: str = DEFAULT_HINT) -> WaveSaveResult:
+                hint: str = DEFAULT_HINT, allow_secret: bool = False) -> WaveSaveResult:
     """Save TEXT where Wave keeps it: `AGENTS.md` in TARGET_DIR (project, the default) or
-    `~/.wave/memory.md` (global); links and the size limit as SETTINGS say."""
+    `~/.wave/memory.md` (global); links and the size limit as SETTINGS say. TEXT holding a secret
+    raises SecretError unless ALLOW_SECRET."""
     chosen = Scope(scope) if scope else Scope.PROJECT
     plan_bullet("", text)  # bad text fails before any file is touched
+    refuse_secrets(text, allow_secret)
     follow = settings.follow_outside_links
     if chosen is Scope.GLOBAL:
         path, area = user_dir() / USER_FILENAME, global_area(user_dir(), follow, hint)

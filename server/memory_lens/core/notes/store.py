@@ -54,6 +54,7 @@ from memory_lens.core.notes.model import (
     validate_tags,
 )
 from memory_lens.core.notes.naming import candidate_filenames
+from memory_lens.core.secrets import refuse_secrets
 from memory_lens.core.write_policy import DEFAULT_HINT, WriteArea, project_area
 from memory_lens.core.writer import MemoryFileError, update_memory_file
 
@@ -239,11 +240,14 @@ class NotesStore:
 
     # Writing -----------------------------------------------------------------------------------
 
-    def create(self, name: str, content: str, tags: Iterable[str] | None = None, scope: Any = None) -> WriteResult:
-        """A new note NAME; NoteExistsError when SCOPE already has a note of that name."""
+    def create(self, name: str, content: str, tags: Iterable[str] | None = None, scope: Any = None,
+               allow_secret: bool = False) -> WriteResult:
+        """A new note NAME; NoteExistsError when SCOPE already has a note of that name; SecretError
+        when CONTENT holds a secret, unless ALLOW_SECRET (`core/secrets.py`)."""
         chosen = parse_scope(scope) or self.default_scope()
         loc = self.location(chosen)
         note = new_note(name, content, tags, chosen)
+        refuse_secrets(content, allow_secret, "the note ")
         if self._lookup(loc, name) is not None:
             raise self._exists(name, chosen)
         path = self.free_path(loc, name)
@@ -323,11 +327,13 @@ class NotesStore:
         return WriteResult(result, changed, self._after_write(loc, existing.path.name) if changed else [])
 
     def edit(self, name: str, content: str | None = None, scope: Any = None, tags: Iterable[str] | None = None,
-             expected_revision: str | None = None) -> WriteResult:
+             expected_revision: str | None = None, allow_secret: bool = False) -> WriteResult:
         """Replace the content and/or the tags of the note NAME (found as `read` finds it).
-        With EXPECTED_REVISION, refuse (NoteConflictError) if the file changed since."""
+        With EXPECTED_REVISION, refuse (NoteConflictError) if the file changed since; new CONTENT
+        holding a secret raises SecretError, unless ALLOW_SECRET."""
         if content is not None:
             validate_content(content)
+            refuse_secrets(content, allow_secret, "the note ")
         new_tags = validate_tags(tags) if tags is not None else None
         stored = self._resolve(name, scope)
         loc = self.location(stored.scope)

@@ -49,6 +49,7 @@ from memory_lens.core.notes.model import (
 from memory_lens.core.notes.disk import read_note_file
 from memory_lens.core.notes.naming import is_note_file, note_filename
 from memory_lens.core.notes.store import NotesStore
+from memory_lens.core.secrets import SecretError, refuse_secrets
 from memory_lens.core.writer import atomic_write
 
 MANIFEST = "memory-lens-backup.json"
@@ -528,10 +529,11 @@ def _note_from_record(data: dict[str, Any], scope: Scope) -> Note:
 
 
 def import_notes(store: NotesStore, text: str, fmt: str | None = None, scope: Any = None,
-                 replace: bool = False, progress: Progress | None = None) -> TransferReport:
+                 replace: bool = False, progress: Progress | None = None,
+                 allow_secret: bool = False) -> TransferReport:
     """Import the notes of TEXT (see the module docstring). SCOPE puts every note there;
     without it each note goes to the scope its record names (project when none). PROGRESS is
-    called after each record."""
+    called after each record. A note whose content holds a secret is skipped, unless ALLOW_SECRET."""
     report = TransferReport()
     forced = parse_scope(scope)
     records, errors = parse_records(text, fmt)
@@ -539,7 +541,7 @@ def import_notes(store: NotesStore, text: str, fmt: str | None = None, scope: An
     with store.bulk() as warnings:
         creations = _Creations(store, report)
         for done, (where, data) in enumerate(records, 1):
-            _import_record(creations, where, data, forced, replace)
+            _import_record(creations, where, data, forced, replace, allow_secret)
             if progress is not None:
                 progress(done, len(records))
         creations.flush()
@@ -548,14 +550,15 @@ def import_notes(store: NotesStore, text: str, fmt: str | None = None, scope: An
 
 
 def _import_record(creations: _Creations, where: str, data: dict[str, Any], forced: Scope | None,
-                   replace: bool) -> None:
+                   replace: bool, allow_secret: bool) -> None:
     store, report = creations.store, creations.report
     try:
         target = forced or parse_scope(data.get("scope") or store.default_scope().value)
         assert target is not None
         note = _note_from_record(data, target)
         store.location(target)
-    except NoteError as err:
+        refuse_secrets(note.content, allow_secret, f"note {note.name!r}: its content ")
+    except (NoteError, SecretError) as err:
         report.skipped.append(f"{where}: {err}")
         return
     label = _label(target, note.name)

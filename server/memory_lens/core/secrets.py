@@ -1,0 +1,148 @@
+"""Secrets in memory text: what every write path refuses and what `check` reports as `secret`.
+
+The detectors are detect-secrets' plugins (keys by provider, private key blocks, JSON web tokens,
+basic-auth URLs, quoted keyword assignments, high-entropy quoted strings) and its heuristic
+filters (sequences, UUIDs, id fields, templates, indirect references); see docs/security.md for
+the choice and for what they miss. The secret itself is never kept: a `Secret` is its kind and
+position, so no message, log or tool result can repeat it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+class SecretError(ValueError):
+    """Text that holds a secret, refused before anything is written. The message names the kind
+    and the position only; front ends append how to override (`--allow-secret`, ...)."""
+
+    def __init__(self, secret: Secret, what: str = "") -> None:
+        super().__init__(f"{what}{secret.describe()}; not saved")
+        self.secret = secret
+
+
+@dataclass(frozen=True)
+class Secret:
+    """Where a secret is: its kind, 1-based line and column (in the text checked)."""
+
+    kind: str
+    line: int
+    column: int
+
+    def describe(self, with_line: bool | None = None) -> str:
+        """'looks like an AWS access key at column 12' (the line too when WITH_LINE, or when it is
+        not the first)."""
+        where = (f"line {self.line}, column {self.column}" if with_line or (with_line is None and self.line > 1)
+                 else f"column {self.column}")
+        article = "an" if self.kind[0].lower() in "aeio" else "a"
+        return f"looks like {article} {self.kind} at {where}"
+
+
+# detect-secrets' secret_type -> the kind a message names.
+KIND_NAMES = {
+    "Secret Keyword": "password or secret assigned in quotes",
+    "Base64 High Entropy String": "random key or token (a high-entropy quoted string)",
+    "Basic Auth Credentials": "password in a URL",
+}
+
+
+@lru_cache(maxsize=1)
+def _detectors() -> tuple:
+    """The plugins, made once: every provider plugin of detect-secrets, except public IP addresses
+    (not a secret) and hex strings of high entropy (a commit id or a checksum is one)."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
+    from detect_secrets.plugins.ip_public import IPPublicDetector
+
+    from detect_secrets.plugins.keyword import KeywordDetector
+
+    skipped = (IPPublicDetector, HexHighEntropyString, Base64HighEntropyString, KeywordDetector)
+    plugins = [cls() for cls in get_mapping_from_secret_type_to_class().values() if cls not in skipped]
+    return (*plugins, KeywordDetector(), Base64HighEntropyString(limit=4.5))  # the provider's name first
+
+
+def _ignored_value(value: str, plugin: object) -> bool:
+    """detect-secrets' default heuristic filters on the value (and the entropy limit of its
+    high-entropy plugin), and keys marked as examples (AWS's documented AKIAIOSFODNN7EXAMPLE)."""
+    from detect_secrets.filters import heuristic as h
+    from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
+
+    if isinstance(plugin, HighEntropyStringsPlugin) and plugin.calculate_shannon_entropy(value) <= plugin.entropy_limit:
+        return True
+    return ("example" in value.lower() or h.is_sequential_string(value) or h.is_potential_uuid(value)
+            or h.is_templated_secret(value) or h.is_prefixed_with_dollar_sign(value)
+            or h.is_not_alphanumeric_string(value))
+
+
+def _ignored(value: str, line: str, plugin: object) -> bool:
+    """The filters above, and detect-secrets' filters on the LINE (an id field, an indirect
+    reference); a value that is part of a word marked as an example (a provider's prefix, a
+    documented example after it)."""
+    from detect_secrets.filters import heuristic as h
+
+    at = line.find(value)
+    start, end = line.rfind(" ", 0, at) + 1, line.find(" ", at + len(value))
+    return (_ignored_value(value, plugin) or "example" in line[start:end if end >= 0 else None].lower()
+            or h.is_likely_id_string(value, line, plugin) or h.is_indirect_reference(line))
+
+
+# What a line must hold for a detector to be run on it, found with plain string searches so that
+# most of a text is never searched by a regular expression: a word of 16 or more characters
+# (every provider key and token, and high-entropy values, are one), or for the three detectors
+# of shorter values, one of their words (lower case).
+LONG_WORD = 16
+PUNCTUATION = "()[]{}<>.,;:!?*\"'`"
+SHORT_VALUE_WORDS = {
+    "KeywordDetector": ("key", "pass", "pwd", "secret", "contrase"),
+    "BasicAuthDetector": ("://",),
+    "PrivateKeyDetector": ("private", "putty"),
+}
+GATE_WORDS = tuple(w for words in SHORT_VALUE_WORDS.values() for w in words)
+
+
+def _has_long_word(line: str) -> bool:
+    return any(len(w) >= LONG_WORD and len(w.strip(PUNCTUATION)) >= LONG_WORD for w in line.split())
+
+
+def _candidate_lines(text: str) -> dict[int, str]:
+    """The lines of TEXT some detector could match, by their start offset."""
+    starts: set[int] = set()
+    lower = text.lower()
+    needles = {w for w in text.split() if len(w) >= LONG_WORD and len(w.strip(PUNCTUATION)) >= LONG_WORD}
+    for needle, haystack in [*((w, text) for w in needles), *((w, lower) for w in GATE_WORDS)]:
+        i = haystack.find(needle)
+        while i >= 0:
+            starts.add(text.rfind("\n", 0, i) + 1)
+            end = text.find("\n", i)
+            i = haystack.find(needle, end) if end >= 0 else -1
+    return {s: text[s:e if (e := text.find("\n", s)) >= 0 else len(text)] for s in sorted(starts)}
+
+
+def find_secrets(text: str) -> list[Secret]:
+    """Every secret in TEXT, at most one per line (the first), in line order. Backticks count as
+    quotes, as Markdown writes a value in a code span."""
+    found: list[Secret] = []
+    for start, line in _candidate_lines(text).items():
+        line = line.replace("`", '"')
+        lower, long = line.lower(), _has_long_word(line)
+        for plugin in _detectors():
+            words = SHORT_VALUE_WORDS.get(type(plugin).__name__)
+            if not (any(w in lower for w in words) if words else long):
+                continue
+            at = next((line.find(v) for v in plugin.analyze_string(line) if not _ignored(v, line, plugin)), -1)
+            if at >= 0:
+                kind = KIND_NAMES.get(plugin.secret_type, plugin.secret_type)
+                found.append(Secret(kind, text.count("\n", 0, start) + 1, at + 1))
+                break
+    return found
+
+
+def refuse_secrets(text: str, allow: bool = False, what: str = "") -> None:
+    """Raise SecretError for the first secret in TEXT, unless ALLOW. WHAT prefixes the message
+    (say, the field a secret was found in)."""
+    if allow:
+        return
+    found = find_secrets(text)
+    if found:
+        raise SecretError(found[0], what)
