@@ -178,6 +178,8 @@ export interface SaveArgs {
   text: string;
   scope: Scope;
   uri?: string;
+  /** Save text holding a secret (sent only after the user confirmed it: `MemoryServer.command`). */
+  allowSecret?: boolean;
 }
 
 export interface SaveResult {
@@ -208,6 +210,7 @@ export interface MoveArgs {
   scope: Scope;
   /** A document or folder of the destination project (default: the entry's own project). */
   contextUri?: string;
+  allowSecret?: boolean;
 }
 
 export interface ListArgs {

@@ -18,9 +18,10 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import {
-  type AgentName, type AgentSource, CLIENT_COMMANDS, CMD_EFFECTIVE, CMD_SAVE, DID_CHANGE_NOTIFICATION, type DidChangeParams, EFFECTIVE_REQUEST,
+  ALLOW_SECRET_ARG, type AgentName, type AgentSource, CLIENT_COMMANDS, CMD_EFFECTIVE, CMD_SAVE, DID_CHANGE_NOTIFICATION, type DidChangeParams, EFFECTIVE_REQUEST,
   EFFECTIVE_SCHEME, type EffectiveMemory, type EffectiveParams, NOTES_DID_CHANGE_NOTIFICATION,
-  type NotesDidChangeParams, SAVE_ACTION_KIND, SAVE_GLOBAL_TITLE, type SaveResult, type Scope, SETTINGS_SECTION, type ServerSettings,
+  type NotesDidChangeParams, SAVE_ACTION_KIND, SAVE_GLOBAL_TITLE, type SaveResult, type Scope, SECRET_ERROR_KEY, SETTINGS_SECTION,
+  type ServerSettings,
 } from './protocol';
 import { fromAgentView, serverLogLine } from './labels';
 import { activeInterpreter, pythonExtensionInstalled, pythonProbe } from './python';
@@ -60,6 +61,26 @@ function isFile(file: string): boolean {
 
 function forEachLine(input: NodeJS.ReadableStream, onLine: (line: string) => void): void {
   readline.createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 }).on('line', onLine);
+}
+
+/** Whether ERR is the server's refusal of text holding a secret (`data.secret`: kind, line, column). */
+export function isSecretRefusal(err: unknown): boolean {
+  const data = err instanceof ResponseError ? err.data as Record<string, unknown> | undefined : undefined;
+  return typeof data?.[SECRET_ERROR_KEY] === 'object' && data[SECRET_ERROR_KEY] !== null;
+}
+
+/** The refusal's message without the hint meant for clients that cannot ask. */
+export function secretMessage(err: unknown): string {
+  return errorMessage(err).replace(/ \(send it again with .*\)$/, '');
+}
+
+/** Ask, in a modal dialog, whether to save text the server found a secret in (it names the kind and position only). */
+export async function confirmSecret(err: unknown): Promise<boolean> {
+  const choice = await vscode.window.showWarningMessage(`Memory Lens: the text ${secretMessage(err)}.`, {
+    modal: true,
+    detail: 'Agents send memory files and notes to their model, and they are often committed. Save it only if it is not a secret.',
+  }, 'Save anyway');
+  return choice === 'Save anyway';
 }
 
 /** A server error as one line for the user. */
@@ -129,10 +150,24 @@ export class MemoryServer implements vscode.Disposable {
     return client.sendRequest<EffectiveMemory>(EFFECTIVE_REQUEST, params);
   }
 
-  /** Run a server command with its one object argument; rejects with the server's message. */
+  /**
+   * Run a server command with its one object argument; rejects with the server's message. A write
+   * the server refused for a secret is asked about (`confirmSecret`) and sent again, allowed.
+   */
   async command<T>(command: string, arg: object): Promise<T> {
     const client = await this.ready();
-    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] }) as Promise<T>;
+    const send = (a: object) => client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [a] }) as Promise<T>;
+    try {
+      return await send(arg);
+    } catch (err) {
+      if (!isSecretRefusal(err)) {
+        throw err;
+      }
+      if (!(await confirmSecret(err))) {
+        throw new Error(secretMessage(err));
+      }
+      return send({ ...arg, [ALLOW_SECRET_ARG]: true });
+    }
   }
 
   dispose(): void {
@@ -260,7 +295,15 @@ export class MemoryServer implements vscode.Disposable {
           return next(command, args) as unknown;
         }
         try {
-          const result = await next(command, args) as SaveResult | undefined;
+          let result: SaveResult | undefined;
+          try {
+            result = await next(command, args) as SaveResult | undefined;
+          } catch (err) {
+            if (!isSecretRefusal(err) || !(await confirmSecret(err))) {
+              throw isSecretRefusal(err) ? new Error(secretMessage(err)) : err;
+            }
+            result = await this.command<SaveResult>(command, { ...(args[0] as object), [ALLOW_SECRET_ARG]: true });
+          }
           if (result && typeof result.uri === 'string') {
             this.entrySaved.fire(result);
           }
