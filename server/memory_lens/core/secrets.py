@@ -88,10 +88,10 @@ def _ignored(value: str, line: str, plugin: object) -> bool:
 
 
 # What a line must hold for a detector to be run on it, found with plain string searches so that
-# most of a text is never searched by a regular expression: a word of 16 or more characters
-# (every provider key and token, and high-entropy values, are one), or for the three detectors
-# of shorter values, one of their words (lower case).
-LONG_WORD = 16
+# most of a text is never searched by a regular expression: a word of 16 to 4096 characters
+# (every provider key and token, and high-entropy values, are one; longer is data, not a key), or
+# for the three detectors of shorter values, one of their words (lower case).
+LONG_WORD, LONGEST_WORD = 16, 4096
 PUNCTUATION = "()[]{}<>.,;:!?*\"'`"
 SHORT_VALUE_WORDS = {
     "KeywordDetector": ("key", "pass", "pwd", "secret", "contrase"),
@@ -99,43 +99,64 @@ SHORT_VALUE_WORDS = {
     "PrivateKeyDetector": ("private", "putty"),
 }
 GATE_WORDS = tuple(w for words in SHORT_VALUE_WORDS.values() for w in words)
+# Bounds on the work of one text: a line longer than LONG_LINE is searched only around what the
+# gate found (CONTEXT characters each side), and at most SCANNED characters of a text go through
+# the detectors (real memory files and notes stay far below: a 22 KB file sends ~2 KB).
+LONG_LINE, CONTEXT, SCANNED = 4096, 512, 1 << 18
 
 
-def _has_long_word(line: str) -> bool:
-    return any(len(w) >= LONG_WORD and len(w.strip(PUNCTUATION)) >= LONG_WORD for w in line.split())
+def _long_word(word: str) -> bool:
+    return LONG_WORD <= len(word) <= LONGEST_WORD and len(word.strip(PUNCTUATION)) >= LONG_WORD
 
 
-def _candidate_lines(text: str) -> dict[int, str]:
-    """The lines of TEXT some detector could match, by their start offset."""
-    starts: set[int] = set()
+def _candidates(text: str) -> list[tuple[int, int, int]]:
+    """Where some detector could match in TEXT: (line start, start, end) offsets, a whole line or,
+    on a long line, the part around a hit; sorted, and at most SCANNED characters in all."""
+    found: set[tuple[int, int, int]] = set()
     lower = text.lower()
-    needles = {w for w in text.split() if len(w) >= LONG_WORD and len(w.strip(PUNCTUATION)) >= LONG_WORD}
+    needles = {w for w in text.split() if len(w) >= LONG_WORD}
+    needles = {w for w in needles if _long_word(w)}
+    total = 0
     for needle, haystack in [*((w, text) for w in needles), *((w, lower) for w in GATE_WORDS)]:
         i = haystack.find(needle)
-        while i >= 0:
-            starts.add(text.rfind("\n", 0, i) + 1)
-            end = text.find("\n", i)
-            i = haystack.find(needle, end) if end >= 0 else -1
-    return {s: text[s:e if (e := text.find("\n", s)) >= 0 else len(text)] for s in sorted(starts)}
+        while i >= 0 and total < SCANNED:
+            line_start = text.rfind("\n", 0, i) + 1
+            line_end = text.find("\n", i)
+            line_end = len(text) if line_end < 0 else line_end
+            if line_end - line_start > LONG_LINE:
+                window = (line_start, max(line_start, i - CONTEXT), min(line_end, i + len(needle) + CONTEXT))
+                i = haystack.find(needle, window[2])
+            else:
+                window = (line_start, line_start, line_end)
+                i = haystack.find(needle, line_end)
+            if window not in found:
+                found.add(window)
+                total += window[2] - window[1]
+    return sorted(found)
 
 
 def find_secrets(text: str) -> list[Secret]:
-    """Every secret in TEXT, at most one per line (the first), in line order. Backticks count as
-    quotes, as Markdown writes a value in a code span."""
-    found: list[Secret] = []
-    for start, line in _candidate_lines(text).items():
-        line = line.replace("`", '"')
-        lower, long = line.lower(), _has_long_word(line)
+    """Every secret in TEXT, at most one per line (the first found), in line order. Backticks
+    count as quotes, as Markdown writes a value in a code span."""
+    found: dict[int, Secret] = {}
+    line, counted = 1, 0
+    for line_start, start, end in _candidates(text):
+        line += text.count("\n", counted, line_start)
+        counted = line_start
+        if line in found:
+            continue
+        part = text[start:end].replace("`", '"')
+        lower, long = part.lower(), any(_long_word(w) for w in part.split())
         for plugin in _detectors():
             words = SHORT_VALUE_WORDS.get(type(plugin).__name__)
             if not (any(w in lower for w in words) if words else long):
                 continue
-            at = next((line.find(v) for v in plugin.analyze_string(line) if not _ignored(v, line, plugin)), -1)
+            at = next((part.find(v) for v in plugin.analyze_string(part) if not _ignored(v, part, plugin)), -1)
             if at >= 0:
                 kind = KIND_NAMES.get(plugin.secret_type, plugin.secret_type)
-                found.append(Secret(kind, text.count("\n", 0, start) + 1, at + 1))
+                found[line] = Secret(kind, line, start - line_start + at + 1)
                 break
-    return found
+    return [found[n] for n in sorted(found)]
 
 
 def refuse_secrets(text: str, allow: bool = False, what: str = "") -> None:
