@@ -10,10 +10,10 @@ export const SETTINGS_SECTION = 'memoryLens';
 export const DIAGNOSTIC_SOURCE = 'memory-lens';
 /** Diagnostic codes: the codes of `memory-lens check`. */
 export const DIAGNOSTIC_CODES: readonly string[] = [
-  'unreadable', 'too-large', 'encoding', 'duplicate', 'redundant', 'over-budget', 'not-loaded', 'link-outside', 'secret',
+  'unreadable', 'too-large', 'encoding', 'duplicate', 'redundant', 'over-budget', 'not-loaded', 'link-outside',
   'import-not-found', 'import-outside-root', 'import-cycle', 'import-depth',
   'rule-matches-nothing', 'invalid-glob', 'frontmatter',
-  'stale',
+  'stale', 'secret',
 ];
 /** The keys of the settings section the server reads (dotted for nested objects); see `ServerSettings`. */
 export const SETTINGS_KEYS: readonly string[] = [
