@@ -998,6 +998,63 @@ async function main(page) {
   step('save.preview: the applied change is saved to disk');
   await screenshot('save-preview-applied-and-saved');
 
+  // 16. Claude Code's view of a file: what loads at start, then what loads when Claude reads the
+  // file, marked as such. The .claude/rules file whose `paths:` matches app.ts loads on read, with
+  // its glob, in the effective memory document and in the Memory panel; for tool.py it does not.
+  const onReadMarker = '<!-- Memory Lens: loads when Claude reads app.ts (paths: **/*.ts), not at start -->';
+  const flat = (s) => s.replace(/\s+/g, ' ');
+  await openFile('packages/web/src/app.ts');
+  await palette('Memory Lens: Choose Agent…');
+  const claudePick = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: /^Claude Code$/ }) }).first();
+  await claudePick.waitFor({ timeout: 15000 });
+  await claudePick.click();
+  await page.locator('.statusbar-item', { hasText: /Claude Code · \d+ files? · ~\d+ tokens?/ }).first().waitFor({ timeout: 15000 });
+  await palette('Memory Lens: Show Effective Memory');
+  await page.locator('.tab.active', { hasText: 'Claude Code memory (app.ts)' }).first().waitFor({ timeout: 15000 });
+  const claudeText = await until('the on-read part marked in the effective memory document', async () => {
+    const t = flat(await renderedText(activeEditorLines()));
+    return t.includes(onReadMarker) && t.includes('TypeScript rule: strict types everywhere.') && t;
+  });
+  check('the effective memory document starts with what loads at start',
+    claudeText.startsWith('<!-- Memory Lens: loads at start -->') && claudeText.indexOf('Codex rule: run make check') < claudeText.indexOf(onReadMarker), claudeText);
+  check('the on-read marker sits right above the rule, with its glob',
+    claudeText.indexOf(onReadMarker) < claudeText.indexOf(`Contents of ${ws('.claude/rules/ts.md')}:`)
+    && claudeText.indexOf(`Contents of ${ws('.claude/rules/ts.md')}:`) < claudeText.indexOf('TypeScript rule: strict types everywhere.'), claudeText);
+  result.claudeOnRead = claudeText;
+  step('Claude Code: the on-read part of app.ts is marked in the effective memory document');
+  await screenshot('claude-on-read-effective-memory');
+  if ((await notesHeader.getAttribute('aria-expanded')) === 'true') {
+    await notesHeader.click();
+  }
+  if ((await header.getAttribute('aria-expanded')) !== 'true') {
+    await header.click();
+  }
+  await page.locator('.tab', { hasText: /^app\.ts/ }).first().click();
+  const ruleRow = await until('the on-read rule in the Memory panel', async () => {
+    const l = await panelLabels();
+    return l.find((x) => x.startsWith('.claude/rules/ts.md') && x.includes('on read (**/*.ts)'));
+  }, 30000);
+  result.claudePanel = await panelLabels();
+  check('only the rule is on read in the panel', result.claudePanel.filter((l) => l.includes('on read')).length === 1, JSON.stringify(result.claudePanel));
+  step(`Claude Code: the Memory panel marks the rule as on read (${ruleRow})`);
+  await screenshot('claude-on-read-panel');
+  await openFile('packages/web/src/tool.py');
+  const pyPanel = await until('the Memory panel for tool.py', async () => {
+    const l = await panelLabels();
+    return l.length > 0 && !l.some((x) => x.startsWith('.claude/rules/ts.md')) && l;
+  }, 30000);
+  result.claudePanelPy = pyPanel;
+  check('nothing loads on read for tool.py', !pyPanel.some((l) => l.includes('on read')), JSON.stringify(pyPanel));
+  await palette('Memory Lens: Show Effective Memory');
+  await page.locator('.tab.active', { hasText: 'Claude Code memory (tool.py)' }).first().waitFor({ timeout: 15000 });
+  const pyText = await until('the effective memory document of tool.py', async () => {
+    const t = flat(await renderedText(activeEditorLines()));
+    return t.includes('Codex rule: run make check') && t;
+  });
+  check('tool.py: no rule and no marker', !pyText.includes('TypeScript rule') && !pyText.includes('<!-- Memory Lens: loads'), pyText);
+  step('Claude Code: tool.py gets no on-read part');
+  await screenshot('claude-no-on-read-for-py');
+
   result.ok = true;
 }
 

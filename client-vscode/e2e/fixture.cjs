@@ -1,4 +1,5 @@
-// The end-to-end test's world: a git project with nested GEMINI.md files, an isolated global
+// The end-to-end test's world: a git project with nested GEMINI.md files, other agents' scoped
+// instruction files, an isolated global
 // memory directory, and the VS Code settings (user and Remote) that point Memory Lens at it.
 // `node fixture.cjs RUN_DIR [serverCommandJson]` creates it; drive.cjs imports the names below.
 'use strict';
@@ -16,6 +17,14 @@ const FILES = {
   'packages/imp/GEMINI.md': '# Imports\n\n@./shared-rules.md\n',
   'packages/imp/shared-rules.md': '- Imported rule: lint before every commit.\n',
   'AGENTS.md': '# Codex instructions\n\n- Codex rule: run make check before pushing.\n',
+  // Instructions scoped to some files: for a .ts file, not for a .py one (the Agents view, Claude's on-read part).
+  '.claude/rules/ts.md': '---\npaths:\n  - "**/*.ts"\n---\n- TypeScript rule: strict types everywhere.\n',
+  '.github/instructions/ts.instructions.md': '---\napplyTo: "**/*.ts"\n---\n- Copilot TypeScript rule: no any.\n',
+  '.cursor/rules/ts.mdc': '---\ndescription: TypeScript files\nglobs: **/*.ts\nalwaysApply: false\n---\n- Cursor TypeScript rule: prefer const.\n',
+  'packages/web/AGENTS.md': '- Web rule Codex skips for the override.\n',
+  'packages/web/AGENTS.override.md': '- Web override rule: Codex reads this instead.\n',
+  'packages/web/src/app.ts': 'export const app = 1;\n',
+  'packages/web/src/tool.py': 'print("tool")\n',
 };
 /** Not UTF-8: loaded as Gemini CLI loads it (bad bytes read as U+FFFD), with an encoding warning. */
 const UNREADABLE = { 'packages/legacy/GEMINI.md': Buffer.from([0x2d, 0x20, 0x4f, 0x6c, 0x64, 0x20, 0xff, 0xfe, 0x0a]) };

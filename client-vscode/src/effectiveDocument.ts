@@ -1,6 +1,7 @@
 /**
  * The effective memory document: a read-only virtual document (`memory-lens:` scheme) with the
- * merged text the server returns for a file, or Gemini CLI's annotated form. It refreshes on
+ * merged text the server returns for a file, or Gemini CLI's annotated form (in Claude Code's view,
+ * a marker line above each part that loads only when Claude reads the file). It refreshes on
  * every `memory/didChange` and on server restarts.
  */
 
@@ -9,6 +10,7 @@ import * as vscode from 'vscode';
 import { agentLabel, effectiveTitle, parseAgent } from './labels';
 import { formatEffectiveQuery, parseEffectiveQuery } from './effectiveQuery';
 import { entryLinks, sourceSections } from './effectiveLinks';
+import { markOnRead } from './onRead';
 import { type AgentName, CMD_LIST, EFFECTIVE_SCHEME, type ListArgs, type ListedEntry, SETTINGS_SECTION } from './protocol';
 import { errorMessage, type MemoryServer } from './server';
 
@@ -36,10 +38,12 @@ export class EffectiveMemoryDocuments implements vscode.TextDocumentContentProvi
     try {
       const memory = await this.server.effective(doc.target, doc.annotated, doc.agent);
       const text = doc.annotated ? memory.annotated ?? memory.text : memory.text;
+      const target = vscode.Uri.parse(doc.target);
       if (text === '') {
-        return `<!-- Memory Lens: no memory applies to ${vscode.Uri.parse(doc.target).fsPath}. -->\n`;
+        return `<!-- Memory Lens: no memory applies to ${target.fsPath}. -->\n`;
       }
-      return text + '\n';
+      // Claude Code's view: what loads only when Claude reads the file is marked as such.
+      return markOnRead(text, memory.sources, path.basename(target.path)) + '\n';
     } catch (err) {
       return `<!-- Memory Lens: could not load the effective memory: ${errorMessage(err)} -->\n`;
     }

@@ -59,8 +59,9 @@ export const AGENT_LABELS: Readonly<Record<AgentName, string>> = {
   cursor: 'Cursor',
 };
 
-export function agentLabel(agent: AgentName): string {
-  return AGENT_LABELS[agent];
+/** AGENT's name in the UI; a name the client does not know (an agent newer than it) as sent. */
+export function agentLabel(agent: string): string {
+  return Object.hasOwn(AGENT_LABELS, agent) ? AGENT_LABELS[agent as AgentName] : agent;
 }
 
 /** The `memoryLens.agent` setting as an agent name; anything else is gemini (the default). */
@@ -80,6 +81,7 @@ export function fromAgentView(result: Omit<EffectiveMemory, 'sources'> & { sourc
       uri: s.uri, path: s.path, scope: s.tier === 'user' || s.tier === 'managed' ? 'global' : 'project',
       readable: true, bytes: s.bytes, tokens: 0, dirty: s.dirty, reason: s.reason,
       tier: s.tier, loaded: s.loaded, ...(s.cutAt !== undefined ? { cutAt: s.cutAt } : {}),
+      ...(s.when ? { when: s.when } : {}), ...(s.matchedBy ? { matchedBy: s.matchedBy } : {}),
     })),
   };
 }
@@ -132,11 +134,16 @@ export function skippedImports(src: Pick<MemorySource, 'imports'>): string[] {
   return out;
 }
 
+/** "on read (GLOB) · " for what Claude Code loads only when it reads the file; else "". */
+export function whenLabel(src: Pick<MemorySource, 'when' | 'matchedBy'>): string {
+  return src.when === 'on-read' ? `on read${src.matchedBy ? ` (${src.matchedBy})` : ''} · ` : '';
+}
+
 function sourceState(src: MemorySource): string {
   if (src.loaded !== undefined) {
     const state = !src.loaded ? `not loaded${src.reason ? `: ${src.reason}` : ''}`
       : src.cutAt !== undefined ? `${src.bytes} bytes, cut at byte ${src.cutAt}` : `${src.bytes} bytes`;
-    return state + (src.dirty ? ' · unsaved edits not included' : '');
+    return whenLabel(src) + state + (src.dirty ? ' · unsaved edits not included' : '');
   }
   if (!src.readable) {
     return `unreadable${src.reason ? `: ${src.reason}` : ''}`;
@@ -151,7 +158,9 @@ export function sourceLabel(src: MemorySource, projectRoot: string | null, home?
   const description = `${src.tier ?? src.scope} · ${sourceState(src)}`;
   const skipped = skippedImports(src).map((s) => `not loaded: ${s}`);
   const state = src.loaded !== undefined ? sourceState(src) : `${src.bytes} bytes · ${sourceState(src)}`;
-  const tooltip = [src.path, `${src.tier ?? src.scope} memory · ${state}`, ...skipped].join('\n');
+  const onRead = src.when === 'on-read'
+    ? [`Loads when Claude reads the open file, not at start${src.matchedBy ? ` (its paths: glob ${src.matchedBy} matches it)` : ''}`] : [];
+  const tooltip = [src.path, `${src.tier ?? src.scope} memory · ${state}`, ...onRead, ...skipped].join('\n');
   return { label, description, tooltip };
 }
 

@@ -82,6 +82,8 @@ function sourceItem(node: Extract<PanelNode, { kind: 'source' }>): vscode.TreeIt
   item.contextValue = `source.${source.scope}${source.readable ? '' : '.unreadable'}`;
   item.iconPath = source.loaded === false
     ? new vscode.ThemeIcon('circle-slash')
+    : source.when === 'on-read'
+    ? new vscode.ThemeIcon('eye')
     : !source.readable
     ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
     : new vscode.ThemeIcon(source.scope === 'global' ? 'globe' : 'book');

@@ -127,7 +127,13 @@ export interface MemorySource {
   loaded?: boolean;
   /** In an agent's view: the byte offset where the agent stops reading the file. */
   cutAt?: number;
+  /** Claude Code's view: loaded at start, or when Claude reads the document ("on-read"). */
+  when?: SourceWhen;
+  /** An on-read rule: the `paths:` glob that matched the document. */
+  matchedBy?: string;
 }
+
+export type SourceWhen = 'start' | 'on-read';
 
 /** One `@path` import of a memory file, with the imports of the file it pulls in. */
 export interface MemoryImport {
@@ -165,6 +171,8 @@ export interface AgentSource {
   importedFrom?: string;
   reason?: string;
   dirty?: boolean;
+  when?: SourceWhen;
+  matchedBy?: string;
 }
 
 export interface EffectiveParams {

@@ -164,4 +164,34 @@ describe('agent views', () => {
     assert.equal(parseAgent('toString'), 'gemini');
     assert.equal(effectiveTitle('notes.md', false, agentLabel('codex')), 'Codex memory (notes.md).md');
   });
+  it('names an agent the client does not know as the server does', () => {
+    assert.equal(agentLabel('claude'), 'Claude Code');
+    assert.equal(agentLabel('copilot-vscode'), 'copilot-vscode');
+    assert.equal(agentLabel('toString'), 'toString');
+  });
+});
+
+describe('Claude Code: what loads at start and what loads when Claude reads the file', () => {
+  const claudeView = fromAgentView({
+    agent: 'claude', text: 'x', projectRoot: '/p', targetDir: '/p/src', tokens: 1, warnings: [],
+    sources: [
+      { uri: 'file:///p/CLAUDE.md', path: '/p/CLAUDE.md', tier: 'project', bytes: 10, loaded: true, when: 'start' },
+      { uri: 'file:///p/.claude/rules/ts.md', path: '/p/.claude/rules/ts.md', tier: 'project', bytes: 30, loaded: true,
+        when: 'on-read', matchedBy: 'src/**/*.ts' },
+      { uri: 'file:///p/src/CLAUDE.md', path: '/p/src/CLAUDE.md', tier: 'project', bytes: 5, loaded: true, when: 'on-read' },
+    ],
+  });
+  it('keeps when and matchedBy from the server', () => {
+    assert.deepEqual(claudeView.sources.map((s) => [s.when, s.matchedBy]),
+      [['start', undefined], ['on-read', 'src/**/*.ts'], ['on-read', undefined]]);
+  });
+  it('marks the on-read files in the panel and the status bar tooltip, with the glob that matched', () => {
+    assert.equal(sourceLabel(claudeView.sources[0], '/p').description, 'project · 10 bytes');
+    assert.equal(sourceLabel(claudeView.sources[1], '/p').description, 'project · on read (src/**/*.ts) · 30 bytes');
+    assert.equal(sourceLabel(claudeView.sources[2], '/p').description, 'project · on read · 5 bytes');
+    assert.match(sourceLabel(claudeView.sources[1], '/p').tooltip,
+      /^Loads when Claude reads the open file, not at start \(its paths: glob src\/\*\*\/\*\.ts matches it\)$/m);
+    assert.doesNotMatch(sourceLabel(claudeView.sources[0], '/p').tooltip, /Loads when/);
+    assert.match(statusBarTooltip(claudeView), /^project · \.claude\/rules\/ts\.md · on read \(src\/\*\*\/\*\.ts\) · 30 bytes$/m);
+  });
 });
