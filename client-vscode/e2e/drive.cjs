@@ -561,8 +561,9 @@ async function main(page) {
   });
   check('the Codex view has none of the Gemini-only text', !codexText.includes('Imported rule: lint before every commit.')
     && !codexText.includes('<!-- Imported from:') && !codexText.includes('# Imports'), codexText);
-  check('the Gemini CLI view of the document was replaced',
-    await page.locator('.tab', { hasText: 'Gemini CLI memory (GEMINI.md)' }).count() === 0);
+  // (The switch closes the old tabs one by one after opening the new ones: wait for it.)
+  await until('the Gemini CLI view of the document replaced',
+    async () => await page.locator('.tab', { hasText: 'Gemini CLI memory (GEMINI.md)' }).count() === 0, 15000);
   await page.locator('.statusbar-item', { hasText: /Codex · \d+ files? · ~\d+ tokens?/ }).first().waitFor({ timeout: 15000 });
   result.codexView = codexText.split('\n');
   step('agent picker: Codex chosen, the effective memory document and the status bar show what Codex loads');
