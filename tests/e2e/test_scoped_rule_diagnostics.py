@@ -45,3 +45,29 @@ async def test_each_bad_rules_file_gets_one_diagnostic(ws: Workspace, start: Sta
     view = await lsp.effective(ws.proj, agent="claude")
     assert "project rule" in view["text"]
     assert lsp.server_alive()
+
+
+@pytest.mark.clients("visual-studio-code")
+async def test_claude_bad_input_diagnostics_match_the_cli(ws: Workspace, start: Starter) -> None:
+    ws.write("work/proj/CLAUDE.md", "- project rule\n@a.md\n")
+    ws.write("work/proj/a.md", "@b.md\n")
+    ws.write("work/proj/b.md", "@a.md\n")
+    ws.write("home/.claude.json", "{not json")
+    lsp = await start(init_options={"memoryLens": {"agents": ["claude"]}})
+    claude_md = ws.proj / "CLAUDE.md"
+    lsp.open(claude_md)
+    want = [(1, "import-cycle", "claude"), (0, "not-loaded", "claude")]
+    diags = await lsp.wait_diagnostics(claude_md, lambda d: codes(d) == want)
+    _, out, _ = await ws.cli("check", "--agent", "claude", "--format", "json", str(claude_md), ok=False)
+    assert [d.message for d in diags] == [f["message"] for f in json.loads(out)]
+    # The auto memory over its cut, once opened: over-budget on the first line Claude Code never sees.
+    from memory_lens.core.agents.claude import auto_memory_file
+
+    memory = auto_memory_file(ws.proj, ws.home / ".claude")
+    memory.parent.mkdir(parents=True)
+    memory.write_text("".join(f"- note {i}\n" for i in range(1, 251)))
+    lsp.open(memory)
+    await lsp.wait_diagnostics(memory, lambda d: codes(d) == [(200, "over-budget", "claude")])
+    view = await lsp.effective(ws.proj, agent="claude")
+    assert "project rule" in view["text"]
+    assert lsp.server_alive()

@@ -122,3 +122,18 @@ def test_exploding_globs_never_expand(root: Path) -> None:
     rule(root, "boom.mdc", "globs: " + "{a,b}" * 20)
     got = statuses(agent_view("cursor", root, Settings(), file=write(root / "a.ts", "x")))
     assert got["boom.mdc"] == (False, "", "", "globs `" + "{a,b}" * 20 + "`: none is a glob Cursor can use")
+
+
+def test_explain_gives_cursor_statuses_by_the_shared_contract(root: Path) -> None:
+    from memory_lens.core.explain import explain
+
+    rule(root, "always.mdc", "alwaysApply: true")
+    rule(root, "ts.mdc", "globs: src/**/*.ts")
+    rule(root, "asked.mdc", "description: Migrations")
+    rule(root, "manual.mdc", "alwaysApply: false")
+    file = write(root / "src" / "a.ts", "x")
+    got = {f.path.name: f.statuses["cursor"].to_json() for f in explain(file, Settings(), agents=["cursor"]).files}
+    assert got["always.mdc"] == {"status": "loaded"}
+    assert got["ts.mdc"] == {"status": "on-read", "matchedBy": "src/**/*.ts"}
+    assert got["asked.mdc"] == {"status": "requestable", "reason": "the agent may request it: Migrations"}
+    assert got["manual.mdc"] == {"status": "not-loaded", "reason": "Cursor: manual: only when @-mentioned"}

@@ -28,7 +28,8 @@ from memory_lens.core.discovery import find_project_root, resolve_target
 from memory_lens.core.merge import Memory
 from memory_lens.core.settings import Settings
 
-TITLES = {gemini.AGENT: "Gemini CLI", claude.AGENT: "Claude Code", codex.AGENT: "Codex", wave.AGENT: "Wave"}
+TITLES = {gemini.AGENT: "Gemini CLI", claude.AGENT: "Claude Code", codex.AGENT: "Codex", wave.AGENT: "Wave",
+          "cursor": "Cursor"}
 LOADED, ON_READ, REQUESTABLE, NOT_LOADED = "loaded", "on-read", "requestable", "not-loaded"
 STATUSES = (LOADED, ON_READ, REQUESTABLE, NOT_LOADED)
 
@@ -98,6 +99,9 @@ def agent_reads_name(agent: str, path: Path, settings: Settings, environ: Mappin
             name.endswith(".md") and f"{os.sep}.claude{os.sep}rules{os.sep}" in str(path))
     if agent == wave.AGENT:
         return name in (wave.PROJECT_FILENAME, wave.USER_FILENAME)
+    if agent == "cursor":
+        return name in ("AGENTS.md", ".cursorrules") or (
+            name.endswith((".mdc", ".md")) and f"{os.sep}.cursor{os.sep}rules{os.sep}" in str(path))
     return None
 
 
@@ -117,14 +121,14 @@ def _absent(agent: str, path: Path, view: AgentView, start: Path, settings: Sett
 
 
 def _listed(agent: str, path: Path, source: AgentSource, file: Path | None) -> Status:
+    if source.when == "requestable":  # not loaded at all unless the agent asks for it
+        return Status(REQUESTABLE, reason=source.reason, matched_by=source.matched_by)
     if not source.loaded:
         who = title(agent)
         why = source.reason or "not loaded"
         return Status(NOT_LOADED, why if why.startswith(who) else f"{who}: {why}", cut_at=source.cut_at)
     if source.when == "on-read":
         return Status(ON_READ, matched_by=source.matched_by or _directory_of(path, file), cut_at=source.cut_at)
-    if source.when == "requestable":
-        return Status(REQUESTABLE, matched_by=source.matched_by)
     return Status(LOADED, cut_at=source.cut_at)
 
 

@@ -22,6 +22,7 @@ from pygls.workspace import TextDocument
 
 from memory_lens import __version__
 from memory_lens.core.agents.budget import agent_names
+from memory_lens.core.agents.claude_checks import is_auto_memory
 from memory_lens.core.agents.scoped import rule_folder
 from memory_lens.core.files import FileStatus, read_memory_file, real_dir, too_large_reason
 from memory_lens.core.settings import Settings
@@ -177,7 +178,8 @@ class MemoryLensServer(LanguageServer):
         """Whether PATH is named as a file only the agents of the `agents` setting read
         (AGENTS.md for codex, say), or a scoped rules file (`.cursor/rules/*.mdc`): diagnosed
         with their findings, no other feature."""
-        return path is not None and (path.name in agent_names(self.settings) or rule_folder(path) is not None)
+        return path is not None and (path.name in agent_names(self.settings) or rule_folder(path) is not None
+                                     or is_auto_memory(path))
 
     def open_memory_docs(self) -> dict[Path, OpenDoc]:
         """Every open buffer of a memory file, by path."""

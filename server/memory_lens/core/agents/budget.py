@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Collection, Iterable, Mapping, Sequence
 
-from memory_lens.core.agents import AGENTS, UnknownAgentError, agent_view, check_agent, claude, codex, cursor, gemini, wave
+from memory_lens.core.agents import AGENTS, UnknownAgentError, agent_view, check_agent, claude, claude_checks, codex, cursor, gemini, wave
 from memory_lens.core.agents.rule_files import rule_file_findings
 from memory_lens.core.agents.scoped import rule_folder, workspace_files
 from memory_lens.core.agents.common import AgentView, decode_lossy, read_raw
@@ -144,8 +144,15 @@ def agent_findings(path: Path, agents: Sequence[str], settings: Settings,
     if codex.AGENT in agents and name in codex_names(environ):
         max_bytes = codex.read_config(codex.codex_home(environ)).max_bytes
         found += _codex_findings(path, here / name, codex.load_view(here, environ), max_bytes)
-    if claude.AGENT in agents and (name in CLAUDE_NAMES or (name == AGENTS_MD and claude_reads_agents_md(here / name, environ))):
-        found += _claude_findings(path)
+    if claude.AGENT in agents and name in (*CLAUDE_NAMES, AGENTS_MD):
+        view = claude.load_view(claude.project_dir_of(here / name), environ) if name == AGENTS_MD else None
+        if view is None or any(s.path == here / name and s.tier == "project" and s.loaded for s in view.sources):
+            found += (_claude_findings(path) + claude_checks.import_findings(path, environ)
+                      + claude_checks.config_findings(path, environ))
+        else:
+            found += claude_checks.agents_md_findings(here / name, view)
+    if claude.AGENT in agents and claude_checks.is_auto_memory(path, environ):
+        found += claude_checks.auto_memory_findings(path)
     readers = {codex.AGENT, wave.AGENT, claude.AGENT}
     if (gemini.AGENT in agents and name == AGENTS_MD and AGENTS_MD not in settings.filenames
             and not readers & set(agents)):
@@ -283,6 +290,11 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
         found = [*(s.path for s in load_memory(directory, settings).sources), *find_memory_files(directory, names)]
         targets.update((f, targets.get(f, False)) for f in found)
     enabled = tuple(agents or settings.agents or present_agents(targets, environ))
+    if claude.AGENT in enabled:  # the auto memory of each project walked (core/agents/claude_checks.py)
+        for directory in walked:
+            memory = claude.auto_memory_file(directory, claude.claude_dir(environ))
+            if os.path.isfile(memory):
+                targets.setdefault(memory, False)
     findings: list[Finding] = []
     checked: list[Path] = []
     seen: set[tuple[str, int, str, str]] = set()
@@ -349,6 +361,8 @@ def file_agent_findings(path: Path, settings: Settings, environ: Mapping[str, st
     try:
         if rule_folder(path) is not None:  # a scoped rules file (core/agents/scoped.py)
             return rule_file_findings([path])
+        if claude_checks.is_auto_memory(path, environ):
+            return claude_checks.auto_memory_findings(path) if claude.AGENT in (settings.agents or AGENTS) else []
         if path.name not in (agent_file_names(environ) if names is None else names) or not os.path.isfile(path):
             return []  # a file of no agent's own names (GEMINI.md): nothing more to check
         return agent_findings(path, settings.agents or chain_agents(path, environ), settings, environ)
