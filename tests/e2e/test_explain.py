@@ -51,7 +51,7 @@ async def test_lsp_cli_and_mcp_give_the_same_matrix(shared_lsp: Session) -> None
     mcp = await mcp_explain(ws, path=str(target.relative_to(ws.proj)))
     assert all(f["uri"] == uri_of(f["path"]) for f in lsp["files"])
     assert {**lsp, "files": [{k: v for k, v in f.items() if k != "uri"} for f in lsp["files"]]} == cli == mcp
-    assert lsp["agents"] == ["gemini", "claude", "codex", "wave"]
+    assert lsp["agents"][:4] == ["gemini", "claude", "codex", "wave"]
     by_path = {Path(f["path"]): f["statuses"] for f in cli["files"]}
     assert by_path[ws.proj / "pkg" / "AGENTS.md"]["codex"] == {
         "status": "not-loaded", "reason": "Codex reads AGENTS.override.md in this directory instead"}
