@@ -22,8 +22,8 @@ with collector_paused():  # the imports below allocate only long-lived objects (
     from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, UnknownAgentError, agent_view
     from memory_lens.core.agents.budget import check_targets, parse_agents, readers
     from memory_lens.core.agents.wave import save_bullet
-    from memory_lens.core.checks import SEVERITY_OF, Severity
-    from memory_lens.core.discovery import Scope, TargetError, resolve_target
+    from memory_lens.core.checks import SEVERITY_OF, Severity, note_secret_findings
+    from memory_lens.core.discovery import Scope, TargetError, find_project_root, resolve_target
     from memory_lens.core.edit import EntryTextError
     from memory_lens.core.entries import (
         EntryNotFoundError,
@@ -422,6 +422,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     findings, enabled, checked_files = report.findings, report.agents, report.files
+    findings = findings + [f for root in _checked_projects(args.paths, report.project_root)
+                           for f in note_secret_findings(root, settings)]
     if args.format == "json":
         sys.stdout.write(json.dumps([f.to_json() for f in findings], ensure_ascii=False, indent=2) + "\n")
     else:
@@ -466,6 +468,18 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if not matrix.files:
         _info(f"no instruction file of {', '.join(matrix.agents)} for {matrix.path}")
     return EXIT_OK
+
+
+def _checked_projects(paths: Sequence[str], project_root: Path | None) -> list[Path]:
+    """The projects whose notes `check` looks at: the project checked without a PATH, and the
+    project of each DIR given."""
+    roots = [project_root] if project_root is not None else []
+    for raw in paths:
+        directory = os.path.abspath(os.path.expanduser(raw))
+        root = find_project_root(Path(directory)) if os.path.isdir(directory) else None
+        if root is not None and root not in roots:
+            roots.append(root)
+    return roots
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -93,3 +93,17 @@ def test_notes_create_edit_and_import_refuse_secrets(ws: Workspace) -> None:
     assert len(skipped) == len(SECRETS) and all("content looks like" in s for s in skipped)
     never_echoed(report.stdout + report.stderr)
     assert ws.json("notes", "import", "--allow-secret", str(ws.path("notes.jsonl")), cwd=proj)["created"]
+
+
+def test_check_reports_a_secret_in_a_project_note(ws: Workspace) -> None:
+    proj = ws.project("p")
+    ws.ok("notes", "create", "clean", "Deploy with the script", cwd=proj)
+    assert ws.run("check", cwd=proj).rc == 0
+    ws.ok("notes", "create", "--allow-secret", "deploy", "Deploy notes\n\n" + KEY, cwd=proj)
+    for args in ((), (str(proj),)):
+        result = ws.run("check", *args, cwd=proj)
+        assert result.rc == 1
+        assert result.stdout == (f"{proj / '.memory-lens' / 'notes' / 'deploy.json'}:3:24: error: note 'deploy', line 3 "
+                                 "of its content: looks like an AWS Access Key at column 24: agents read this note; "
+                                 "remove the secret from it and revoke the secret [secret]\n")
+        never_echoed(result.stdout + result.stderr)

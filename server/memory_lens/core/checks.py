@@ -306,6 +306,29 @@ def secret_findings(path: Path, text: str) -> list[Finding]:
             for s in find_secrets(text)]
 
 
+def note_secret_findings(project_root: Path, settings: Settings) -> list[Finding]:
+    """A `secret` finding for each line of the project's notes that holds a secret: in the note
+    file, at the line and column of the note's content. Notes are read as the store reads them
+    (a note file linking out of the project is not read)."""
+    from memory_lens.core.discovery import Scope
+    from memory_lens.core.notes import notes_settings
+    from memory_lens.core.notes.disk import read_note_files
+    from memory_lens.core.notes.naming import is_note_file
+    from memory_lens.core.write_policy import project_area
+
+    directory = notes_settings(settings).project_dir(project_root)
+    try:
+        fnames = sorted(f for f in os.listdir(directory) if is_note_file(f))
+    except OSError:
+        return []
+    area = project_area(project_root, settings.follow_outside_links)
+    return [Finding(directory / fname, s.line, s.column, SECRET,
+                    f"note {got[0].name!r}, line {s.line} of its content: {s.describe(with_line=False)}: agents "
+                    "read this note; remove the secret from it and revoke the secret", s.line)
+            for fname, got in read_note_files(directory, Scope.PROJECT, fnames, area) if not isinstance(got, str)
+            for s in find_secrets(got[0].content)]
+
+
 def check_content(
     path: Path,
     text: str,
