@@ -63,4 +63,45 @@ def test_past_the_bounds_nothing_is_claimed(tmp_path: Path, monkeypatch: pytest.
     files, complete = workspace_files(tmp_path, limit=3)
     assert len(files) == 3 and not complete
     monkeypatch.setattr(scoped, "MAX_TESTS", 2)
-    assert nothing_matched([_rule(tmp_path / "r.mdc", tmp_path, "*.go")], tmp_path, [f"f{i}.txt" for i in range(5)]) == []
+    paths = [f"f{i}.txt" for i in range(5)]
+    assert nothing_matched([_rule(tmp_path / "r.mdc", tmp_path, "q*")], tmp_path, paths) == []  # 5 tries: past 2
+    # A glob with a literal tail is tried only on the paths ending with it: none here, so no try.
+    assert [f.code for f in nothing_matched([_rule(tmp_path / "r.mdc", tmp_path, "*.go")], tmp_path, paths)] == [
+        "rule-matches-nothing"]
+
+
+@pytest.mark.parametrize(("glob", "tail"), [
+    ("**/*.ts", ".ts"), ("src/**", ""), ("{a,b}/x*.py", ".py"), ("lib/*.{ts,tsx}", ""), ("foo.md", "foo.md"),
+    ("docs/", ""), ("x[ab]c", "c"),
+])
+def test_the_literal_tail_a_matching_path_ends_with(glob: str, tail: str) -> None:
+    assert scoped._literal_tail(glob) == tail
+
+
+def test_claude_paths_match_through_a_directory_entry(tmp_path: Path) -> None:
+    from memory_lens.core.agents.claude_rules import scoped_rule
+
+    rule, _ = scoped_rule(tmp_path / ".claude" / "rules" / "r.md", "---\npaths: docs, lib/\n---\nx\n")
+    assert rule is not None
+    assert nothing_matched([rule], tmp_path, ["docs", "docs/a.md", "lib", "lib/b.py"]) == []
+    assert len(nothing_matched([rule], tmp_path, ["doc", "src/lib.py"])) == 1
+
+
+def test_a_walk_for_the_globs_tails_yields_directories_and_those_files(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    for name in ("a.ts", "b.py", "c.md"):
+        (tmp_path / "src" / name).write_text("x")
+    rules = [_rule(tmp_path / "r.mdc", tmp_path, "src/**/*.ts")]
+    assert scoped.name_patterns(rules) == ["*.ts"]
+    files, complete = workspace_files(tmp_path, patterns=scoped.name_patterns(rules))
+    assert complete and "src/a.ts" in files and "src" in files
+    if scoped_walk_filters():
+        assert sorted(files) == ["src", "src/a.ts"]
+    assert nothing_matched(rules, tmp_path, files) == []
+    assert scoped.name_patterns([_rule(tmp_path / "r.mdc", tmp_path, "src/**")]) is None  # no tail: every file
+
+
+def scoped_walk_filters() -> bool:
+    from memory_lens.core.scan import rignore_available
+
+    return rignore_available()  # the pure-Python walker gives every path (a superset)

@@ -470,11 +470,13 @@ class _Every(frozenset):
         return True
 
 
-def walk_everything(root: Path) -> Iterator[Path]:
-    """Every path under ROOT, lazily, as the scan walks (ignored paths pruned, `.git` never
-    entered; directories included), in one process: a caller may stop at any point."""
+def walk_everything(root: Path, patterns: Iterable[str] | None = None) -> Iterator[Path]:
+    """Every directory under ROOT and every file matching one of PATTERNS (gitignore-style
+    globs of names, `*.ts`; None: every file), lazily, as the scan walks (ignored paths pruned,
+    `.git` never entered), in one process: a caller may stop at any point. Without rignore, every
+    path (a superset)."""
     if rignore_available():
-        yield from _rignore_walk(root, None)  # type: ignore[arg-type]
+        yield from _rignore_walk(root, None if patterns is None else frozenset(patterns))  # type: ignore[arg-type]
     else:
         yield from _walk_python(root, _Every())
 

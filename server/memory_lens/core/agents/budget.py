@@ -50,6 +50,7 @@ from memory_lens.core.merge import Source, load_memory
 from memory_lens.core.settings import Settings
 
 CLAUDE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
+RULE_NAME_PATTERNS = ("*.md", "*.mdc")  # what a rules file is named (core/agents/scoped.py RULE_FOLDERS)
 AGENTS_MD = codex.DEFAULT_FILENAME
 
 
@@ -324,11 +325,11 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
         if progress is not None and not named:
             progress.checked(done, len(targets))
     chosen = agents or settings.agents
-    for directory in walked:  # one walk of the tree for all its rules files (core/agents/scoped.py)
-        walk = workspace_files(directory)
-        rules = [p for p in (directory / f for f in walk[0]) if (where := rule_folder(p)) is not None
+    for directory in walked:  # a walk for its rules files, one for all their globs (core/agents/scoped.py)
+        found_rules = workspace_files(directory, patterns=RULE_NAME_PATTERNS)[0]
+        rules = [p for p in (directory / f for f in found_rules) if (where := rule_folder(p)) is not None
                  and (not chosen or where[1] in chosen) and p not in targets]
-        batch = rule_file_findings(rules, directory, walk)
+        batch = rule_file_findings(rules, directory)
         checked += rules
         for f in batch:
             key = (str(f.path), f.line, f.code, f.message)

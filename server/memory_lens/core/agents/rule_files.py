@@ -8,7 +8,14 @@ from typing import Callable, Iterable, Sequence
 
 from memory_lens.core.agents import claude_rules, cursor
 from memory_lens.core.agents.common import decode_lossy, read_raw
-from memory_lens.core.agents.scoped import ScopedRule, glob_findings, nothing_matched, rule_folder, workspace_files
+from memory_lens.core.agents.scoped import (
+    ScopedRule,
+    glob_findings,
+    name_patterns,
+    nothing_matched,
+    rule_folder,
+    workspace_files,
+)
 from memory_lens.core.checks import ENCODING, FRONTMATTER, TOO_LARGE, Finding, unreadable_finding
 
 RULE_READ_LIMIT = 16 * 1024 * 1024  # a rules file larger than this is not read (`too-large`)
@@ -53,12 +60,13 @@ def read_rules(paths: Iterable[Path]) -> tuple[list[ScopedRule], list[Finding]]:
 def rule_file_findings(paths: Sequence[Path], root: Path | None = None,
                        walked: tuple[list[str], bool] | None = None) -> list[Finding]:
     """Every finding of the rules files PATHS: `read_rules`', then `rule-matches-nothing` against
-    WALKED (`workspace_files(ROOT)`; None: walked here, once for all of PATHS), unless that walk
-    stopped at its bound. ROOT defaults to the base of the first rule."""
+    WALKED (`workspace_files(ROOT)`; None: walked here, once for all of PATHS, yielding only the
+    files their globs' tails name), unless that walk stopped at its bound. ROOT defaults to the
+    base of the first rule."""
     rules, found = read_rules(paths)
     if rules:
         root = root or rules[0].base
-        files, complete = workspace_files(root) if walked is None else walked
+        files, complete = workspace_files(root, patterns=name_patterns(rules)) if walked is None else walked
         if complete:
             found += nothing_matched(rules, root, files)
     return sorted(found, key=lambda f: (str(f.path), f.line))

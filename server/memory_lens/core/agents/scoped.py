@@ -7,15 +7,16 @@ with the globs it would reject); this module turns them into findings:
 - `invalid-glob` (warning): a glob the agent rejects, or one whose braces expand to more than
   `MAX_EXPANSIONS` patterns (the agent expands them all; Memory Lens matches it without expanding);
 - `rule-matches-nothing` (information): no file of the workspace matches any of the rule's globs.
-  One walk of the workspace serves every rule (`workspace_files`, at most `MAX_WALK_FILES` paths),
-  and at most `MAX_TESTS` glob tests are made in all: past either bound, a rule not matched yet
-  gets no finding (Memory Lens cannot tell).
+  One walk of the workspace serves every rule (`workspace_files`, at most `MAX_WALK_FILES` paths);
+  a glob is tried only on the paths ending with its literal tail, at most `MAX_TESTS` tries in
+  all: past either bound, no rule is said to match nothing (Memory Lens cannot tell).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -25,7 +26,7 @@ from memory_lens.core.checks import INVALID_GLOB, RULE_MATCHES_NOTHING, Finding
 MAX_EXPANSIONS = 1024  # brace expansions of one glob past which it "explodes"
 MAX_GLOB_CHARS = 4096
 MAX_WALK_FILES = 200_000
-MAX_TESTS = 4_000_000
+MAX_TESTS = 1_000_000
 
 # The rules folders: (folder holding them, extensions, agent, label); each agent's parser: rule_files.py.
 RULE_FOLDERS = ((".claude", (".md",), "claude", "Claude Code"), (".cursor", (".mdc", ".md"), "cursor", "Cursor"))
@@ -69,32 +70,62 @@ def glob_findings(rule: ScopedRule) -> list[Finding]:
 
 def nothing_matched(rules: Sequence[ScopedRule], root: Path, paths: Iterable[str]) -> list[Finding]:
     """`rule-matches-nothing` for each of RULES with valid globs that none of PATHS (relative to
-    ROOT, with `/`; the workspace's files) matches. Stops once every rule matched, or after
-    `MAX_TESTS` tests (the rules left get no finding then)."""
-    waiting: dict[int, tuple[ScopedRule, str]] = {}
-    for i, rule in enumerate(rules):
-        if rule.matchers:
-            base = _relative(rule.base, root)
-            if base is not None:
-                waiting[i] = (rule, base)
+    ROOT, with `/`; the workspace's files and directories) matches. A glob is tried only on the
+    paths ending with its literal tail (found by bisection in the paths sorted backwards: a path
+    a glob matches ends so, or lies below a directory that does), at most `MAX_TESTS` tries in
+    all: past that, no rule is said to match nothing."""
+    listed = list(paths)
+    indexes: dict[str, list[str]] = {}  # base -> the paths below it, relative to it, reversed and sorted
     tests = 0
-    for rel in paths:
-        if not waiting:
-            break
-        for i, (rule, base) in list(waiting.items()):
-            if base and not rel.startswith(base):
-                continue
-            tail = rel[len(base):]
-            tests += len(rule.matchers)
-            if any(match(tail) for _, match in rule.matchers):
-                del waiting[i]
-        if tests > MAX_TESTS:
-            return []
-    return [Finding(rule.path, rule.line, 1, RULE_MATCHES_NOTHING,
-                    f"{rule.agent}: no file in the workspace matches {rule.key} "
-                    f"{', '.join(_show(g) for g, _ in rule.matchers)}: {rule.label} never applies this rule",
-                    rule.line)
-            for rule, _ in waiting.values()]
+    out: list[Finding] = []
+    for rule in rules:
+        base = _relative(rule.base, root) if rule.matchers else None
+        if base is None:
+            continue
+        if base not in indexes:
+            indexes[base] = sorted(p[len(base):][::-1] for p in listed if p.startswith(base))
+        index = indexes[base]
+        hit = False
+        for glob, match in rule.matchers:
+            tail = _literal_tail(glob)[::-1]
+            lo = bisect_left(index, tail)
+            hi = bisect_left(index, tail + "\U0010ffff") if tail else len(index)
+            for rev in index[lo:hi]:
+                tests += 1
+                if tests > MAX_TESTS:
+                    return []
+                if match(rev[::-1]):
+                    hit = True
+                    break
+            if hit:
+                break
+        if not hit:
+            out.append(Finding(rule.path, rule.line, 1, RULE_MATCHES_NOTHING,
+                               f"{rule.agent}: no file in the workspace matches {rule.key} "
+                               f"{', '.join(_show(g) for g, _ in rule.matchers)}: {rule.label} never applies this rule",
+                               rule.line))
+    return out
+
+
+def name_patterns(rules: Sequence[ScopedRule]) -> list[str] | None:
+    """The file-name patterns a walk needs to yield for `nothing_matched` to judge RULES: `*TAIL`
+    for each glob's literal tail (its last name's part); None (every file) when a glob has none."""
+    out = set()
+    for rule in rules:
+        for glob, _ in rule.matchers:
+            last = _literal_tail(glob).rsplit("/", 1)[-1]
+            if not last:
+                return None
+            out.add("*" + last)
+    return sorted(out)
+
+
+def _literal_tail(glob: str) -> str:
+    """The text GLOB ends with after its last wildcard (`*`, `?`, a class, braces, an escape):
+    every path it matches ends so, or is below a directory that does ("" when that cannot be
+    said: a glob of directories only, `dir/`)."""
+    tail = re.split(r"[*?\]}\\]", glob)[-1]
+    return "" if "[" in tail or "{" in tail or tail.endswith("/") else tail
 
 
 def _relative(base: Path, root: Path) -> str | None:
@@ -108,15 +139,16 @@ def _relative(base: Path, root: Path) -> str | None:
     return None if rel.startswith("../") or rel == ".." else rel + "/"
 
 
-def workspace_files(root: Path, limit: int = MAX_WALK_FILES) -> tuple[list[str], bool]:
-    """The paths under ROOT (relative, with `/`; directories included), as the memory scan walks
-    them (ignored paths pruned, `.git` never entered), at most LIMIT of them; and whether that is
-    all of them."""
+def workspace_files(root: Path, limit: int = MAX_WALK_FILES, patterns: Iterable[str] | None = None
+                    ) -> tuple[list[str], bool]:
+    """The paths under ROOT (relative, with `/`): its directories and the files matching PATTERNS
+    (None: all), as the memory scan walks them (ignored paths pruned, `.git` never entered), at
+    most LIMIT of them; and whether that is all of them."""
     from memory_lens.core.scan import walk_everything
 
     out: list[str] = []
     prefix = len(str(root).rstrip(os.sep)) + 1
-    for path in walk_everything(root):
+    for path in walk_everything(root, patterns):
         text = str(path)[prefix:]
         if not text:
             continue
