@@ -39,11 +39,16 @@ class Secret:
         return f"looks like {article} {self.kind} at {where}"
 
 
-# detect-secrets' secret_type -> the kind a message names.
+# detect-secrets' secret_type -> the kind a message names, where its own would read badly there.
 KIND_NAMES = {
     "Secret Keyword": "password or secret assigned in quotes",
     "Base64 High Entropy String": "random key or token (a high-entropy quoted string)",
     "Basic Auth Credentials": "password in a URL",
+    "Artifactory Credentials": "Artifactory token",
+    "Cloudant Credentials": "Cloudant key",
+    "IBM COS HMAC Credentials": "IBM COS HMAC key",
+    "SoftLayer Credentials": "SoftLayer key",
+    "NPM tokens": "npm token",
 }
 
 
@@ -54,7 +59,6 @@ def _detectors() -> tuple:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
     from detect_secrets.plugins.ip_public import IPPublicDetector
-
     from detect_secrets.plugins.keyword import KeywordDetector
 
     skipped = (IPPublicDetector, HexHighEntropyString, Base64HighEntropyString, KeywordDetector)
