@@ -99,9 +99,14 @@ def test_check_agent_claude_on_an_agents_md_it_reads_in_place_of_claude_md(ws: W
     # Claude Code reads AGENTS.md, so Gemini does not flag it as a file no enabled agent loads.
     both = ws.run("check", "--agent", "gemini,claude", "--budget", "100000", agents_md)
     assert both.stdout == result.stdout
-    # With a CLAUDE.md next to it, Claude Code reads that file instead: nothing to say on AGENTS.md.
+    # With a CLAUDE.md next to it, Claude Code reads that file instead: AGENTS.md is off, and what
+    # only it says is lost (not-loaded, with the reason); no size finding on a file not loaded.
     ws.write("p/CLAUDE.md", "- short\n")
-    assert ws.run("check", "--agent", "claude", "--budget", "100000", agents_md).stdout == ""
+    off = ws.run("check", "--agent", "claude", "--budget", "100000", agents_md).stdout
+    assert off.startswith(f"{agents_md}:1:1: information: claude: Claude Code does not load this file: this project "
+                          f"has {ws.path('p/CLAUDE.md')}, so AGENTS.md is off") and off.endswith("[not-loaded]\n")
+    ws.write("p/CLAUDE.md", "- short\n@AGENTS.md\n")  # imported: loaded after all
+    assert "[not-loaded]" not in ws.run("check", "--agent", "claude", "--budget", "100000", agents_md).stdout
 
 
 def test_check_agent_claude_decides_agents_md_per_project_as_claude_code_does(ws: Workspace) -> None:
@@ -112,5 +117,6 @@ def test_check_agent_claude_decides_agents_md_per_project_as_claude_code_does(ws
     # A CLAUDE.local.md of the directory, or a CLAUDE.md above it, turns every AGENTS.md of the chain off.
     for other in ("p/sub/CLAUDE.local.md", "p/CLAUDE.md", "p/.claude/CLAUDE.md"):
         ws.write(other, "- short\n")
-        assert ws.run("check", "--agent", "claude", "--budget", "100000", agents_md).stdout == "", other
+        out = ws.run("check", "--agent", "claude", "--budget", "100000", agents_md).stdout
+        assert "so AGENTS.md is off" in out and out.count("\n") == 1 and "[not-loaded]" in out, other
         os.remove(ws.path(other))
