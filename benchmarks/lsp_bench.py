@@ -138,6 +138,22 @@ class Session:
                 "first_pass_p99_ms": ms(per_pass[0][1]), "requests": len(uris), "warm_passes": len(warm),
                 "warm_p99_runs_ms": spread([p * 1000 for _, p in warm])}
 
+    def explain(self, passes: int) -> dict:
+        """`memory/explain` (every agent) for every sample file: one pass on first use, then warm passes."""
+        uris = [path_to_uri(self.root / p) for p in self.manifest["sample_files"]]
+        per_pass = []
+        for _ in range(passes + 1):
+            times = []
+            for uri in uris:
+                started = time.perf_counter()
+                self.client.request("memory/explain", {"textDocument": {"uri": uri}})
+                times.append(time.perf_counter() - started)
+            per_pass.append((percentile(times, 50), percentile(times, 99)))
+        warm = per_pass[1:]
+        return {"p50_ms": ms(median([p for p, _ in warm])), "p99_ms": ms(median([p for _, p in warm])),
+                "first_pass_p99_ms": ms(per_pass[0][1]), "requests": len(uris), "warm_passes": len(warm),
+                "warm_p99_runs_ms": spread([p * 1000 for _, p in warm])}
+
     def _change_once(self, path: Path, events: bool, timeout: float = 20) -> tuple[float, float]:
         """Edit PATH on disk; seconds until its diagnostics and `memory/didChange`; then restore."""
         uri = path_to_uri(path)

@@ -268,6 +268,21 @@ def test_claude_view_follows_a_rules_file_edited_between_views(tmp_path: Path, h
     assert "rule 3 @other.md" in view.text and "imported" in view.text
 
 
+def test_claude_view_kept_between_requests_sees_new_files_and_folders(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    x = write(root / "src" / "x.py", "")
+    write(root / ".claude" / "rules" / "a.md", "rule a")
+    assert claude.load_view(root, file=x).text.endswith("rule a")
+    write(root / ".claude" / "rules" / "deep" / "b.md", "rule b")  # a new folder and file in the rules
+    write(home / ".claude" / "CLAUDE.md", "mine")
+    write(root / "CLAUDE.local.md", "local")
+    view = claude.load_view(root, file=x)
+    assert sorted(s.path.name for s in view.sources) == ["CLAUDE.local.md", "CLAUDE.md", "a.md", "b.md"]
+    (root / ".claude" / "rules" / "a.md").unlink()
+    write(home / ".claude" / "settings.json", '{"claudeMdExcludes": ["**/CLAUDE.local.md"]}')
+    assert [s.path.name for s in claude.load_view(root, file=x).sources] == ["CLAUDE.md", "b.md"]
+
+
 def test_claude_imports_not_in_code_relative_to_the_file_and_home(tmp_path: Path, home: Path) -> None:
     assert claude.import_targets("See @README for more and @docs/git-instructions.md.\n"
                                  "`@not/this` nor ``@this``\n```\n@nor/this\n```\nmail a@b.c\n- @~/.claude/my-project.md\n") == [

@@ -24,11 +24,12 @@ import json
 import os
 import re
 import sys
+from copy import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw, withheld_reason
+from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, is_confined, read_raw, withheld_reason
 from memory_lens.core.agents.claude_rules import front_matter, rule_matches
 from memory_lens.core.file_identity import Identity, file_identity
 from memory_lens.core.imports import ImportBudget, limit_message
@@ -108,10 +109,14 @@ class Config:
     mode: str = DEFAULT_MODE
     excludes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    looked: list[tuple[str, Identity | None]] = field(default_factory=list)  # the files read, as they were
 
 
 def read_config(start: Path, environ: Mapping[str, str] | None) -> Config:
     config = Config(Path.home(), claude_dir(environ))
+    files = (global_config_file(environ), config.user_dir / "settings.json", start / ".claude" / "settings.json",
+             start / ".claude" / "settings.local.json")
+    config.looked = [(str(p), file_identity(p)) for p in files]
     glob = _read_json(global_config_file(environ), config.problems)
     project = (glob.get("projects") or {}).get(str(start)) if isinstance(glob.get("projects"), dict) else None
     config.approved = isinstance(project, dict) and project.get("hasClaudeMdExternalIncludesApproved") is True
@@ -276,6 +281,8 @@ class Loader:
         self.budget = ImportBudget()  # Memory Lens's bound on every mention and what they pull in
         self.held: dict[Path, list[Loaded]] = {}  # rules folder: its rules with paths:, read at start
         self._links: dict[str, bool] = {}
+        # Every file and folder looked at, as it was before it was read: what the view depends on.
+        self.looked: list[tuple[str, Identity | None]] = list(config.looked)
 
     def real(self, path: Path) -> str:
         """PATH's real path; the path itself (no system call past the first) when no directory on
@@ -303,6 +310,7 @@ class Loader:
                                      "needs approval in Claude Code (hasClaudeMdExternalIncludesApproved)")
             return []
         ident, cached = file_identity(path), _PARSED.get(key)
+        self.looked.append((key, ident))
         got = None
         if (kind == "memory" or ident is None or cached is None or cached[0] != ident
                 or withheld_reason(path) is not None):
@@ -362,6 +370,7 @@ class Loader:
         if real in visited:
             return []
         visited.add(real)
+        self.looked.append((str(folder), file_identity(folder)))
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
@@ -427,8 +436,9 @@ def with_agents_md(loader: Loader, files: list[Loaded]) -> tuple[list[Loaded], l
         return [f for f in files if f.kind not in ("project", "local", "user")], []
     dirs = [d for d in (start, *start.parents) if d != d.parent]
     loaded = {loader.real(f.source.path) for f in files}
-    candidates = [d / n for d in reversed(dirs) for n in AGENTS_NAMES
-                  if os.path.isfile(d / n) and loader.real(d / n) not in loaded]
+    probed = [d / n for d in reversed(dirs) for n in AGENTS_NAMES]
+    loader.looked += [(str(p), file_identity(p)) for p in probed]
+    candidates = [p for p in probed if os.path.isfile(p) and loader.real(p) not in loaded]
     if mode == "claude-md" or not candidates:
         return files, []
     if mode == DEFAULT_MODE:
@@ -529,12 +539,52 @@ def block(item: Loaded) -> str:
     return f"Contents of {item.source.path}{DESCRIPTIONS[item.kind]}:\n\n{item.text}"
 
 
+@dataclass(frozen=True)
+class _Started:
+    """What loads at start in one directory, and the loader's state after it."""
+
+    loader: Loader
+    files: tuple[Loaded, ...]
+    left_out: tuple[Path, ...]
+
+
+# What loads at start, by start directory, kept while every file and folder it looked at is as it
+# was (one `stat` each): the language server asks for it on every request, and a project's 200
+# rules files cost ~40 ms to walk again (docs/performance.md, target: memory/effective with
+# agent claude p99 <= 2 ms).
+STARTED_CACHE_SIZE = 64
+_STARTED: dict[tuple[str, ...], _Started] = {}
+
+
+def _started(start: Path, environ: Mapping[str, str] | None, managed: Path) -> tuple[Loader, list[Loaded], list[Path]]:
+    """A loader in START after what loads at start, those files, and the AGENTS.md files left out."""
+    key = (str(start), str(managed), str(claude_dir(environ)), str(global_config_file(environ)))
+    kept = None if is_confined() else _STARTED.get(key)
+    if kept is not None and all(file_identity(p) == ident for p, ident in kept.loader.looked):
+        return _fork(kept.loader), list(kept.files), list(kept.left_out)
+    loader = Loader(start, read_config(start, environ))
+    files, left_out = with_agents_md(loader, startup(loader, managed))
+    if not is_confined():
+        if len(_STARTED) >= STARTED_CACHE_SIZE:
+            _STARTED.clear()
+        _STARTED[key] = _Started(_fork(loader), tuple(files), tuple(left_out))
+    return loader, files, left_out
+
+
+def _fork(loader: Loader) -> Loader:
+    """A copy of LOADER whose state (what it has seen, held, warned of, spent) is its own."""
+    out = copy(loader)
+    out.seen, out.warnings, out.trace, out.looked = set(loader.seen), list(loader.warnings), list(loader.trace), \
+        list(loader.looked)
+    out.held, out.budget = {k: list(v) for k, v in loader.held.items()}, copy(loader.budget)
+    return out
+
+
 def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, managed: Path = MANAGED_FILE,
               file: Path | None = None) -> AgentView:
     """What Claude Code loads when started in TARGET_DIR (an existing, resolved directory), plus
     what it loads on reading FILE."""
-    loader = Loader(target_dir, read_config(target_dir, environ))
-    files, left_out = with_agents_md(loader, startup(loader, managed))
+    loader, files, left_out = _started(target_dir, environ, managed)
     if file is not None:
         files += on_read(loader, file)
     sources = [f.source for f in files]

@@ -120,6 +120,11 @@ def confined(withheld: Callable[[Path], str | None]) -> Iterator[None]:
         _WITHHELD.reset(token)
 
 
+def is_confined() -> bool:
+    """Whether the views are read for the reader of `confined` (whose answers are not kept)."""
+    return _WITHHELD.get() is not None
+
+
 def withheld_reason(path: Path) -> str | None:
     """Why the content of PATH is withheld from the reader of `confined`; None outside it."""
     withheld = _WITHHELD.get()
