@@ -13,7 +13,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 KEYS = ["scan.memory_lens_ms", "scan.rg_ms", "scan.ratio_vs_rg", "scan.found", "scan.expected",
-        "effective.p50_ms", "effective.p99_ms", "effective_claude.p99_ms", "change.p50_ms", "check.full_ms", "check.incremental_ms",
+        "effective.p50_ms", "effective.p99_ms", "effective_claude.p99_ms", "explain.p99_ms", "change.p50_ms", "check.full_ms", "check.incremental_ms",
         "change.poll_only.p50_ms", "rss_mb", "initialize_ms", "initialize.ratio_to_floor",
         "under_load.scan.ratio_vs_rg", "under_load.effective.p99_ms", "under_load.change.p50_ms",
         "under_load.check.full_ms", "under_load.initialize.ratio_to_floor", "peer"]
