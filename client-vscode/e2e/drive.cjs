@@ -549,8 +549,10 @@ async function main(page) {
   const agentRows = await page.locator('.quick-input-list .monaco-list-row').evaluateAll((rows) => rows
     .sort((a, b) => (parseFloat(a.style.top) || 0) - (parseFloat(b.style.top) || 0))
     .map((r) => (r.querySelector('.label-name')?.textContent ?? '').trim()));
-  check('the agent picker lists every agent', JSON.stringify(agentRows) === JSON.stringify(['Gemini CLI', 'Claude Code', 'Codex', 'Wave']),
-    JSON.stringify(agentRows));
+  // Every agent of the memoryLens.agent setting, in its order (agents are being added: read them from the manifest).
+  const pickerAgents = require('../package.json').contributes.configuration.properties['memoryLens.agent'].enumDescriptions;
+  check('the agent picker lists every agent', JSON.stringify(agentRows) === JSON.stringify(pickerAgents),
+    `${JSON.stringify(agentRows)} (expected ${JSON.stringify(pickerAgents)})`);
   await screenshot('agent-picker');
   step('agent picker lists the agents');
   await codexPick.click();
@@ -1042,10 +1044,10 @@ async function main(page) {
   await openFile('packages/web/src/tool.py');
   const pyPanel = await until('the Memory panel for tool.py', async () => {
     const l = await panelLabels();
-    return l.length > 0 && !l.some((x) => x.startsWith('.claude/rules/ts.md')) && l;
+    return l.some((x) => x.startsWith('AGENTS.md')) && !l.some((x) => x.startsWith('.claude/rules/ts.md') && !x.includes('not loaded')) && l;
   }, 30000);
   result.claudePanelPy = pyPanel;
-  check('nothing loads on read for tool.py', !pyPanel.some((l) => l.includes('on read')), JSON.stringify(pyPanel));
+  check('nothing loads on read for tool.py (the rule, if listed, is not loaded)', !pyPanel.some((l) => l.includes('on read')), JSON.stringify(pyPanel));
   await palette('Memory Lens: Show Effective Memory');
   await page.locator('.tab.active', { hasText: 'Claude Code memory (tool.py)' }).first().waitFor({ timeout: 15000 });
   const pyText = await until('the effective memory document of tool.py', async () => {
@@ -1055,6 +1057,116 @@ async function main(page) {
   check('tool.py: no rule and no marker', !pyText.includes('TypeScript rule') && !pyText.includes('<!-- Memory Lens: loads'), pyText);
   step('Claude Code: tool.py gets no on-read part');
   await screenshot('claude-no-on-read-for-py');
+
+  // 17. The Agents view: for the active file, every agent the server reports, each with the
+  // instruction files it loads (at start or on read), may request or does not load, and why not on
+  // hover; a click opens the file; the status bar counts the agents that load something. Checked
+  // for app.ts and tool.py, which the scoped files (.claude/rules paths:, .github/instructions
+  // applyTo, .cursor/rules globs) tell apart, beside packages/web's AGENTS.override.md.
+  const agentsPane = page.locator('.pane:has(> .pane-header[aria-label^="Agents"])');
+  const agentsHeader = agentsPane.locator('.pane-header').first();
+  /** The rows of the Agents view, top to bottom: {level, name, description, expanded}. */
+  const agentsRows = () => agentsPane.locator('.monaco-list-row').evaluateAll((rows) => rows
+    .sort((a, b) => (parseFloat(a.style.top) || 0) - (parseFloat(b.style.top) || 0))
+    .map((r) => ({
+      level: Number(r.getAttribute('aria-level')),
+      name: (r.querySelector('.label-name')?.textContent ?? '').trim(),
+      description: (r.querySelector('.label-description')?.textContent ?? '').trim(),
+      expanded: r.getAttribute('aria-expanded'),
+    })));
+  const agentRow = (label) => agentsPane.locator('.monaco-list-row[aria-level="1"]')
+    .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }) }).first();
+  /** AGENT's files as {name: description}, with that agent alone expanded. */
+  const agentFiles = async (label) => {
+    for (const r of await agentsRows()) {
+      if (r.level === 1 && r.expanded === 'true' && r.name !== label) {
+        await agentRow(r.name).click();
+      }
+    }
+    return until(`the files of ${label} in the Agents view`, async () => {
+      const rows = await agentsRows();
+      const at = rows.findIndex((r) => r.level === 1 && r.name === label);
+      if (at < 0) {
+        return false;
+      }
+      if (rows[at].expanded !== 'true') {
+        await agentRow(label).click();
+        return false;
+      }
+      const next = rows.findIndex((r, i) => i > at && r.level === 1);
+      const files = rows.slice(at + 1, next < 0 ? undefined : next);
+      return files.length > 0 && Object.fromEntries(files.map((f) => [f.name, f.description]));
+    }, 20000);
+  };
+  const loads = (d) => /^(loaded|on read)\b/.test(d ?? '');
+  /** Every agent's files for the active file, the status bar's count checked against them. */
+  const agentsMatrix = async (file) => {
+    await until(`the Agents view for ${file}`, async () =>
+      (await text(agentsPane.locator('.tree-explorer-viewlet-tree-view > .message').first()).catch(() => '')).includes(file)
+      && (await agentsRows()).some((r) => r.level === 1), 30000);
+    // The message changes before the tree renders the new rows: wait until they stop changing.
+    const agents = await until(`the agents for ${file} rendered`, async () => {
+      const before = JSON.stringify(await agentsRows());
+      await page.waitForTimeout(1000);
+      const rows = await agentsRows();
+      return JSON.stringify(rows) === before && rows.filter((r) => r.level === 1);
+    }, 30000);
+    const matrix = {};
+    for (const a of agents) {
+      matrix[a.name] = await agentFiles(a.name);
+    }
+    const loading = Object.values(matrix).filter((files) => Object.values(files).some(loads)).length;
+    const status = await until('the agents status bar item', async () => {
+      const t = await text(page.locator('.statusbar-item', { hasText: /^\S*\s*\d+ agents?$/ }).first()).catch(() => '');
+      return t.endsWith(`${loading} agent${loading === 1 ? '' : 's'}`) && t;
+    }, 20000);
+    return { agents: agents.map((a) => `${a.name} — ${a.description}`), matrix, status };
+  };
+  if ((await header.getAttribute('aria-expanded')) === 'true') {
+    await header.click(); // the Memory panel folds away: the Agents view gets the room
+  }
+  if ((await agentsHeader.getAttribute('aria-expanded')) !== 'true') {
+    await agentsHeader.click();
+  }
+  await openFile('packages/web/src/app.ts');
+  const ts = await agentsMatrix('packages/web/src/app.ts');
+  result.agentsViewTs = ts;
+  const names = Object.keys(ts.matrix);
+  check('the Agents view lists Gemini CLI, Claude Code and Codex', ['Gemini CLI', 'Claude Code', 'Codex'].every((n) => names.includes(n)),
+    JSON.stringify(names));
+  check('app.ts: the Claude rule whose paths: match is on read, with its glob',
+    /^on read · \*\*\/\*\.ts/.test(ts.matrix['Claude Code']['.claude/rules/ts.md'] ?? ''), JSON.stringify(ts.matrix['Claude Code']));
+  check('app.ts: Codex loads AGENTS.override.md and not the AGENTS.md beside it',
+    loads(ts.matrix.Codex['packages/web/AGENTS.override.md']) && /^not loaded/.test(ts.matrix.Codex['packages/web/AGENTS.md'] ?? ''),
+    JSON.stringify(ts.matrix.Codex));
+  check('app.ts: Gemini CLI loads the project GEMINI.md', loads(ts.matrix['Gemini CLI']['GEMINI.md']), JSON.stringify(ts.matrix['Gemini CLI']));
+  step(`Agents view for app.ts: ${names.join(', ')}; status bar "${ts.status}"`);
+  await agentFiles('Claude Code');
+  await screenshot('agents-view-app-ts');
+  // The reason on hover, and a click opens the file.
+  await agentFiles('Codex');
+  const skipped = agentsPane.locator('.monaco-list-row[aria-level="2"]', { has: page.locator('.label-name', { hasText: /^packages\/web\/AGENTS\.md$/ }) }).first();
+  await hoverUntil(skipped, page.locator('.monaco-hover, .workbench-hover', { hasText: 'Codex: not loaded' }).first(), 0.3);
+  step('Agents view: the reason a file is not loaded shows on hover');
+  await screenshot('agents-view-hover-reason');
+  await page.mouse.move(1000, 450);
+  await skipped.click();
+  await page.locator('.tab.active', { hasText: /^AGENTS\.md/ }).first().waitFor({ timeout: 15000 });
+  step('Agents view: a click opens the file');
+  await openFile('packages/web/src/tool.py');
+  const py = await agentsMatrix('packages/web/src/tool.py');
+  result.agentsViewPy = py;
+  check('tool.py: the Claude rule is not on read', !/^on read/.test(py.matrix['Claude Code']['.claude/rules/ts.md'] ?? ''),
+    JSON.stringify(py.matrix['Claude Code']));
+  check('tool.py: Codex still loads AGENTS.override.md', loads(py.matrix.Codex['packages/web/AGENTS.override.md']), JSON.stringify(py.matrix.Codex));
+  // Files scoped to *.ts: no agent loads them for tool.py; for app.ts each agent that reads them has a status.
+  for (const scoped of ['.claude/rules/ts.md', '.github/instructions/ts.instructions.md', '.cursor/rules/ts.mdc']) {
+    const forPy = Object.entries(py.matrix).filter(([, files]) => loads(files[scoped])).map(([a]) => a);
+    check(`tool.py: no agent loads ${scoped}`, forPy.length === 0, JSON.stringify(forPy));
+  }
+  step(`Agents view for tool.py; status bar "${py.status}"`);
+  await agentFiles('Claude Code');
+  await screenshot('agents-view-tool-py');
 
   result.ok = true;
 }

@@ -1,10 +1,11 @@
 /**
  * Memory Lens for VS Code: wires the language client, the Memory panel, the effective memory
- * document, the status bar item, the Memory Notes view, note documents and the commands. All
+ * document, the status bar items, the Memory Notes and Agents views, note documents and the commands. All
  * memory logic lives in the server.
  */
 
 import * as vscode from 'vscode';
+import { AgentsView } from './agentsView';
 import { MemoryCommands } from './commands';
 import { configuredAgent, EffectiveMemoryDocuments } from './effectiveDocument';
 import { MemoryModel } from './model';
@@ -32,6 +33,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     log, server, model, documents, noteDocuments, notesView,
     new MemoryPanel(model),
     new MemoryStatusBar(model),
+    new AgentsView(server, model),
     ...commands.register(),
     ...new NotesCommands(server, model, notesView, noteDocuments).register(),
     vscode.workspace.onDidGrantWorkspaceTrust(() => {

@@ -143,7 +143,7 @@ function sourceState(src: MemorySource): string {
   if (src.loaded !== undefined) {
     const state = !src.loaded ? `not loaded${src.reason ? `: ${src.reason}` : ''}`
       : src.cutAt !== undefined ? `${src.bytes} bytes, cut at byte ${src.cutAt}` : `${src.bytes} bytes`;
-    return whenLabel(src) + state + (src.dirty ? ' · unsaved edits not included' : '');
+    return (src.loaded ? whenLabel(src) : '') + state + (src.dirty ? ' · unsaved edits not included' : '');
   }
   if (!src.readable) {
     return `unreadable${src.reason ? `: ${src.reason}` : ''}`;
@@ -158,7 +158,7 @@ export function sourceLabel(src: MemorySource, projectRoot: string | null, home?
   const description = `${src.tier ?? src.scope} · ${sourceState(src)}`;
   const skipped = skippedImports(src).map((s) => `not loaded: ${s}`);
   const state = src.loaded !== undefined ? sourceState(src) : `${src.bytes} bytes · ${sourceState(src)}`;
-  const onRead = src.when === 'on-read'
+  const onRead = src.when === 'on-read' && src.loaded !== false
     ? [`Loads when Claude reads the open file, not at start${src.matchedBy ? ` (its paths: glob ${src.matchedBy} matches it)` : ''}`] : [];
   const tooltip = [src.path, `${src.tier ?? src.scope} memory · ${state}`, ...onRead, ...skipped].join('\n');
   return { label, description, tooltip };

@@ -101,6 +101,7 @@ export const CLIENT_COMMANDS = {
 /** The tree views in the Explorer and the scheme of the effective memory document. */
 export const PANEL_VIEW_ID = 'memoryLens.panel';
 export const NOTES_VIEW_ID = 'memoryLens.notes';
+export const AGENTS_VIEW_ID = 'memoryLens.agentsView';
 /** Context key: the notes view shows search results (enables "Clear Note Search"). */
 export const NOTES_SEARCH_CONTEXT = 'memoryLens.notesSearchActive';
 export const EFFECTIVE_SCHEME = 'memory-lens';
@@ -180,6 +181,34 @@ export interface EffectiveParams {
   annotated?: boolean;
   /** Sent only for an agent other than gemini. */
   agent?: AgentName;
+}
+
+/** `memory/explain` params: the document, and the agents to ask about (default: every agent the server knows). */
+export interface ExplainParams {
+  textDocument: { uri: string };
+  agents?: string[];
+}
+
+export interface ExplainStatus {
+  /** `loaded` | `on-read` | `requestable` | `not-loaded`; a status the client does not know is shown as sent. */
+  status: string;
+  reason?: string;
+  matchedBy?: string;
+  cutAt?: number;
+}
+
+/** One instruction file of the matrix, with each agent's status for it. */
+export interface ExplainFile {
+  path: string;
+  uri?: string;
+  statuses: Record<string, ExplainStatus>;
+}
+
+/** Result of `memory/explain` (same as `memory-lens explain PATH --format json`), files as the agents load them. */
+export interface ExplainResult {
+  path: string;
+  agents: string[];
+  files: ExplainFile[];
 }
 
 export interface SaveArgs {

@@ -19,7 +19,8 @@ import {
 } from 'vscode-languageclient/node';
 import {
   ALLOW_SECRET_ARG, type AgentName, type AgentSource, CLIENT_COMMANDS, CMD_EFFECTIVE, CMD_SAVE, DID_CHANGE_NOTIFICATION, type DidChangeParams, EFFECTIVE_REQUEST,
-  EFFECTIVE_SCHEME, type EffectiveMemory, type EffectiveParams, NOTES_DID_CHANGE_NOTIFICATION,
+  EFFECTIVE_SCHEME, type EffectiveMemory, type EffectiveParams, EXPLAIN_REQUEST, type ExplainParams,
+  NOTES_DID_CHANGE_NOTIFICATION,
   type NotesDidChangeParams, SAVE_ACTION_KIND, SAVE_GLOBAL_TITLE, type SaveResult, type Scope, SECRET_ERROR_KEY, SETTINGS_SECTION,
   type ServerSettings,
 } from './protocol';
@@ -148,6 +149,13 @@ export class MemoryServer implements vscode.Disposable {
     }
     const params: EffectiveParams = { textDocument: { uri }, ...(annotated ? { annotated: true } : {}) };
     return client.sendRequest<EffectiveMemory>(EFFECTIVE_REQUEST, params);
+  }
+
+  /** `memory/explain` for the file or folder at URI: which agent reads which instruction file, and why not. */
+  async explain(uri: string): Promise<unknown> {
+    const client = await this.ready();
+    const params: ExplainParams = { textDocument: { uri } };
+    return client.sendRequest<unknown>(EXPLAIN_REQUEST, params);
   }
 
   /**

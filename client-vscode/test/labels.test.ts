@@ -179,11 +179,13 @@ describe('Claude Code: what loads at start and what loads when Claude reads the 
       { uri: 'file:///p/.claude/rules/ts.md', path: '/p/.claude/rules/ts.md', tier: 'project', bytes: 30, loaded: true,
         when: 'on-read', matchedBy: 'src/**/*.ts' },
       { uri: 'file:///p/src/CLAUDE.md', path: '/p/src/CLAUDE.md', tier: 'project', bytes: 5, loaded: true, when: 'on-read' },
+      { uri: 'file:///p/.claude/rules/py.md', path: '/p/.claude/rules/py.md', tier: 'project', bytes: 7, loaded: false,
+        when: 'on-read', reason: 'paths: **/*.py does not match app.ts' },
     ],
   });
   it('keeps when and matchedBy from the server', () => {
     assert.deepEqual(claudeView.sources.map((s) => [s.when, s.matchedBy]),
-      [['start', undefined], ['on-read', 'src/**/*.ts'], ['on-read', undefined]]);
+      [['start', undefined], ['on-read', 'src/**/*.ts'], ['on-read', undefined], ['on-read', undefined]]);
   });
   it('marks the on-read files in the panel and the status bar tooltip, with the glob that matched', () => {
     assert.equal(sourceLabel(claudeView.sources[0], '/p').description, 'project · 10 bytes');
@@ -192,6 +194,9 @@ describe('Claude Code: what loads at start and what loads when Claude reads the 
     assert.match(sourceLabel(claudeView.sources[1], '/p').tooltip,
       /^Loads when Claude reads the open file, not at start \(its paths: glob src\/\*\*\/\*\.ts matches it\)$/m);
     assert.doesNotMatch(sourceLabel(claudeView.sources[0], '/p').tooltip, /Loads when/);
+    // A rule whose paths: do not match the file is not on read: it is not loaded, and says why.
+    assert.equal(sourceLabel(claudeView.sources[3], '/p').description, 'project · not loaded: paths: **/*.py does not match app.ts');
+    assert.doesNotMatch(sourceLabel(claudeView.sources[3], '/p').tooltip, /Loads when/);
     assert.match(statusBarTooltip(claudeView), /^project · \.claude\/rules\/ts\.md · on read \(src\/\*\*\/\*\.ts\) · 30 bytes$/m);
   });
 });

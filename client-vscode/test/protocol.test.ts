@@ -39,7 +39,7 @@ describe('protocol names', () => {
     const client = protocol as unknown as Record<string, unknown>;
     // Every string constant on either side is on the other (a rename fails here), save the client's
     // own views and context key. Lists are compared by tests/unit/test_protocol_mirror.py.
-    const clientOnly = new Set(['PANEL_VIEW_ID', 'NOTES_VIEW_ID', 'NOTES_SEARCH_CONTEXT', 'EFFECTIVE_SCHEME']);
+    const clientOnly = new Set(['PANEL_VIEW_ID', 'NOTES_VIEW_ID', 'AGENTS_VIEW_ID', 'NOTES_SEARCH_CONTEXT', 'EFFECTIVE_SCHEME']);
     const clientStrings = Object.keys(client).filter((name) => typeof client[name] === 'string' && !clientOnly.has(name));
     assert.deepEqual(clientStrings.sort(), [...server.keys()].sort());
     for (const name of clientStrings) {

@@ -21,7 +21,8 @@ CLIENT_PROTOCOL = REPO / "client-vscode" / "src" / "protocol.ts"
 MANIFEST = REPO / "client-vscode" / "package.json"
 
 # Names only the client has: its palette commands, its views and a context key of its own.
-CLIENT_ONLY = {"CLIENT_COMMANDS", "PANEL_VIEW_ID", "NOTES_VIEW_ID", "NOTES_SEARCH_CONTEXT", "EFFECTIVE_SCHEME"}
+CLIENT_ONLY = {"CLIENT_COMMANDS", "PANEL_VIEW_ID", "NOTES_VIEW_ID", "AGENTS_VIEW_ID", "NOTES_SEARCH_CONTEXT",
+               "EFFECTIVE_SCHEME"}
 # Settings only the client reads (the server is started by, or traced by, the client).
 CLIENT_ONLY_SETTINGS = {"server.command", "trace.server", "agent"}
 
