@@ -6,7 +6,7 @@
 # Claude Code needs its install scripts: its postinstall links the native binary.
 set -euo pipefail
 CACHE="${MEMORY_LENS_AGENT_CACHE:-$HOME/.cache/memory-lens-agents}"
-PINNED="@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0"
+PINNED="@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 @github/copilot@1.0.102"
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "memory-lens: warning: node and npm are needed to install the agent CLIs (tests/fidelity)" >&2
   exit 0

@@ -29,6 +29,7 @@ const AGENT_DETAILS: Readonly<Record<AgentName, string>> = {
   codex: 'AGENTS.override.md / AGENTS.md from $CODEX_HOME and root to here, cut at project_doc_max_bytes',
   wave: '~/.wave/memory.md and the AGENTS.md of the working directory',
   cursor: '.cursor/rules (always, by globs for this file, requestable, manual), AGENTS.md, .cursorrules',
+  copilot: 'copilot-instructions.md, AGENTS.md / CLAUDE.md / GEMINI.md from the git root to here, *.instructions.md by applyTo',
 };
 
 export class MemoryCommands {

@@ -22,7 +22,7 @@ export const SETTINGS_KEYS: readonly string[] = [
 ];
 
 /** The agents whose view `memory/effective` gives (`agent`); gemini's is the default, sent as no `agent`. */
-export type AgentName = 'gemini' | 'claude' | 'codex' | 'wave' | 'cursor';
+export type AgentName = 'gemini' | 'claude' | 'codex' | 'wave' | 'cursor' | 'copilot';
 
 /** Custom request and notification. */
 export const EFFECTIVE_REQUEST = 'memory/effective';

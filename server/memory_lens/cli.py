@@ -113,10 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", choices=AGENTS, default=DEFAULT_AGENT,
                    help="whose view: gemini (default; the memory file options apply), claude (CLAUDE.md tiers "
                         "and @imports), codex (AGENTS.md cut to project_doc_max_bytes), wave (~/.wave/memory.md "
-                        "and ./AGENTS.md); see docs/agents.md")
+                        "and ./AGENTS.md), copilot (Copilot CLI: its instruction files, applyTo); see docs/agents.md")
     p.add_argument("--start", metavar="DIR", default=None,
-                   help="claude: the directory Claude Code starts in (default: the current directory); with a "
-                        "file PATH, what loads at start there plus what loads when Claude reads PATH")
+                   help="claude, copilot: the directory the agent starts in (default: the current directory); "
+                        "with a file PATH, what loads at start there plus what loads (claude) or matches "
+                        "(copilot's scoped files) for PATH")
 
     scope_help = "project: <project root>/<first filename>; global: <global dir>/<first filename>"
     p = sub.add_parser("add", parents=[common], help="save an entry under '## Gemini Added Memories'",
@@ -281,14 +282,18 @@ def _target(path: str | None) -> Path:
         raise Failure(str(err)) from None
 
 
+FILE_AGENTS = ("claude", "cursor", "copilot")  # agents whose view depends on the file asked about
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     settings = _settings(args)
     if args.agent != DEFAULT_AGENT and args.format == "annotated":
         raise UsageError(f"{PROG}: error: --format annotated is Gemini CLI's form; with --agent {args.agent} "
                          "use --format text or json")
-    if args.start is not None and args.agent not in ("claude", "cursor"):
-        raise UsageError(f"{PROG}: error: --start applies to --agent claude and cursor only")
-    read = args.agent in ("claude", "cursor") and args.path is not None and os.path.isfile(args.path)
+    if args.start is not None and args.agent not in FILE_AGENTS:
+        raise UsageError(f"{PROG}: error: --start applies to --agent {', '.join(FILE_AGENTS[:-1])} and "
+                         f"{FILE_AGENTS[-1]} only")
+    read = args.agent in FILE_AGENTS and args.path is not None and os.path.isfile(args.path)
     if read or args.start is not None:  # Claude Code started in --start (default: here), reading PATH
         view = agent_view(args.agent, _target(args.start), settings,
                           file=Path(os.path.abspath(args.path)) if read else None)
@@ -364,13 +369,15 @@ def cmd_add(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-AGENT_TITLES = {"gemini": "Gemini CLI", "codex": "Codex", "claude": "Claude Code", "wave": "Wave", "cursor": "Cursor"}
+AGENT_TITLES = {"gemini": "Gemini CLI", "codex": "Codex", "claude": "Claude Code", "wave": "Wave", "cursor": "Cursor",
+                "copilot": "Copilot CLI"}
 
 
 def _also_loaded_by(path: Path, agent: str, settings: Settings) -> str:
     """For a save as AGENT, the other agents that load the same file (Wave's AGENTS.md is
-    Codex's and, without a CLAUDE.md next to it, Claude Code's)."""
-    who = readers(path, [a for a in AGENTS if a != agent], settings) if path.is_file() else ()
+    Codex's and, without a CLAUDE.md next to it, Claude Code's). Copilot CLI, which reads
+    every one of these names, is not named: it would be on every save."""
+    who = readers(path, [a for a in AGENTS if a not in (agent, "copilot")], settings) if path.is_file() else ()
     if not who:
         return ""
     return f"; {' and '.join(AGENT_TITLES[a] for a in who)} {'load' if len(who) > 1 else 'loads'} this file too"

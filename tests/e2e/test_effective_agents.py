@@ -53,7 +53,7 @@ async def test_gemini_is_the_default_and_unknown_agents_are_invalid(shared_lsp: 
         with pytest.raises(JsonRpcException) as err:
             await shared_lsp.request(EFFECTIVE, {"textDocument": {"uri": shared_lsp.uri(target)}, "agent": agent})
         assert err.value.code == INVALID_PARAMS
-        assert "'agent' must be one of gemini, claude, codex, wave" in str(err.value)
+        assert "'agent' must be one of gemini, claude, codex, wave, " in str(err.value)
     assert shared_lsp.server_alive()
 
 
@@ -67,3 +67,18 @@ async def test_claude_view_of_an_open_file_adds_what_loads_on_read(lsp: Session)
     assert [(s["when"], s["matchedBy"]) for s in rule] == [("on-read", "*.py")]
     result = await lsp.effective(ws.proj / "pkg" / "b.txt", agent="claude")
     assert [(s["loaded"], s["when"]) for s in result["sources"] if s["path"].endswith("py.md")] == [(False, "on-read")]
+
+
+async def test_copilot_view_of_an_open_file_marks_the_matching_apply_to(lsp: Session) -> None:
+    ws = lsp.ws
+    ws.write("work/proj/.github/instructions/py.instructions.md", "---\napplyTo: 'pkg/*.py'\n---\npython\n")
+    ws.write("work/proj/pkg/a.py", "")
+    ws.write("work/proj/pkg/b.txt", "")
+    result = await lsp.effective(ws.proj / "pkg" / "a.py", agent="copilot")
+    show = await ws.cli_json("show", str(ws.proj / "pkg" / "a.py"), "--agent", "copilot", "--start", str(ws.proj))
+    assert result["text"] == show["text"] and "| pkg/*.py | '.github/instructions/py.instructions.md' |" in show["text"]
+    rule = [s for s in result["sources"] if s["path"].endswith("py.instructions.md")]
+    assert [(s["when"], s["loaded"], s["matchedBy"]) for s in rule] == [("requestable", False, "pkg/*.py")]
+    result = await lsp.effective(ws.proj / "pkg" / "b.txt", agent="copilot")
+    rule = [s for s in result["sources"] if s["path"].endswith("py.instructions.md")]
+    assert "matchedBy" not in rule[0] and rule[0]["reason"].startswith("applyTo `pkg/*.py` does not match")

@@ -25,6 +25,7 @@ PINNED = {  # agent: (npm package, version, command); scripts/agent-clis.sh inst
     "claude": ("@anthropic-ai/claude-code", "2.1.328", "claude"),
     "codex": ("@openai/codex", "0.169.0", "codex"),
     "gemini": ("@google/gemini-cli", "0.61.0", "gemini"),
+    "copilot": ("@github/copilot", "1.0.102", "copilot"),
 }
 RUN_TIMEOUT = 180  # a safety net against a hung CLI, not a timing assertion
 CLAUDE_HEAD = ("<system-reminder>\nCodebase and user instructions are shown below. Be sure to adhere to these "
@@ -182,3 +183,32 @@ def gemini_memory(body: dict) -> str:
         re.search(r"<loaded_context>\n(.*?)\n</loaded_context>\Z", system, re.S)
     project = re.search(r"<project_context>\n(.*?)\n</project_context>", first, re.S)
     return "\n\n".join(m.group(1) for m in (found, project) if m)
+
+
+# Copilot CLI ------------------------------------------------------------------------------------
+
+# Copilot's runtime unpacks ~235 MB into XDG_CACHE_HOME on its first start (~30 s): one folder for
+# every run, next to the installed CLIs; HOME stays per run.
+COPILOT_RUNTIME = CACHE / "copilot-runtime"
+COPILOT_BEFORE, COPILOT_AFTER = "</tools>\n", "<system_notifications>\n"
+
+
+def run_copilot(cwd: Path, home: Path, env: Mapping[str, str] = {}) -> str:
+    """The instructions Copilot CLI sends when started in CWD: the part of its system message
+    between `</tools>` and `<system_notifications>`, without the newline that opens and the one
+    that closes it ("" when there are none)."""
+    COPILOT_RUNTIME.mkdir(parents=True, exist_ok=True)
+    with Recorder() as rec:
+        run("copilot", ["-p", "hi", "--allow-all-tools"], cwd, home,
+            {"XDG_CACHE_HOME": str(COPILOT_RUNTIME), "COPILOT_OFFLINE": "1", "COPILOT_AUTO_UPDATE": "false",
+             "COPILOT_OTEL_ENABLED": "false", "COPILOT_PROVIDER_TYPE": "openai",
+             "COPILOT_PROVIDER_BASE_URL": f"{rec.url}/v1", "COPILOT_PROVIDER_API_KEY": "dummy",
+             "COPILOT_MODEL": "gpt-5", **env})
+    bodies = [b for p, b in rec.requests if p.startswith("/v1/chat/completions") and isinstance(b, dict)]
+    assert bodies, f"no request recorded: {[p for p, _ in rec.requests]}"
+    system = bodies[0]["messages"][0]
+    assert system["role"] == "system", system["role"]
+    text = system["content"]
+    part = text[text.index(COPILOT_BEFORE) + len(COPILOT_BEFORE):text.rindex(COPILOT_AFTER)]
+    assert len(part) >= 2 and part[0] == part[-1] == "\n", repr(part[:200])
+    return part[1:-1]

@@ -1,10 +1,10 @@
 """A model API stand-in on 127.0.0.1: records every request body, answers with the smallest
 valid streamed reply in the wire format asked for, so an agent CLI ends its turn and exits 0.
 
-Anthropic Messages (`/v1/messages`), OpenAI Responses (`/v1/responses`) and Gemini
-(`:streamGenerateContent`). `read_first`: answer the first Messages request that offers tools
-with a `tool_use` of Claude Code's `Read` tool on that path, to record what it attaches after a
-read. It listens on 127.0.0.1 only; nothing leaves the machine.
+Anthropic Messages (`/v1/messages`), OpenAI Responses (`/v1/responses`), OpenAI Chat Completions
+(`/v1/chat/completions`) and Gemini (`:streamGenerateContent`). `read_first`: answer the first
+Messages request that offers tools with a `tool_use` of Claude Code's `Read` tool on that path, to
+record what it attaches after a read. It listens on 127.0.0.1 only; nothing leaves the machine.
 """
 
 from __future__ import annotations
@@ -58,6 +58,17 @@ def responses_reply() -> bytes:
         ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
         ("response.completed", {"type": "response.completed", "response": response}),
     ])
+
+
+def chat_reply(model: str) -> bytes:
+    """OpenAI Chat Completions, streamed: one `ok` and a stop."""
+    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": model}
+    return _sse([
+        (None, {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "ok"},
+                                      "finish_reason": None}]}),
+        (None, {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}),
+    ]) + b"data: [DONE]\n\n"
 
 
 def gemini_reply() -> bytes:
@@ -122,6 +133,8 @@ class Recorder:
             return anthropic_reply(body.get("model", "m"), read), "text/event-stream"
         if path.startswith("/v1/responses"):
             return responses_reply(), "text/event-stream"
+        if path.startswith("/v1/chat/completions"):
+            return chat_reply(body.get("model", "m")), "text/event-stream"
         if "streamGenerateContent" in path:
             return gemini_reply(), "text/event-stream"
         if "generateContent" in path or "countTokens" in path:

@@ -296,12 +296,12 @@ def claude_tree(fn: Tree) -> Tree:
     return fn
 
 
-def _files(ws: Workspace, files: dict[str, str], cwd: str, **opts: object) -> tuple[Path, dict]:
+def _files(ws: Workspace, files: dict[str, str | bytes], cwd: str, **opts: object) -> tuple[Path, dict]:
     for rel, content in files.items():
         if rel.endswith("/"):
             ws.mkdir(rel)
         else:
-            ws.write(rel, content.replace("ROOT", str(ws.root)))
+            ws.write(rel, content if isinstance(content, bytes) else content.replace("ROOT", str(ws.root)))
     return ws.path(cwd), dict(opts)
 
 
@@ -537,3 +537,172 @@ def test_claude(ws: Workspace, name: str) -> None:
     shown = ws.json("show", str(read or cwd), "--agent", "claude", cwd=cwd, env=env)
     sent, attached = agents.run_claude(cwd, ws.home, env, read)
     assert shown["text"] == "\n\n".join(t for t in (sent, *attached) if t)
+
+
+# Copilot CLI 1.0.102 ----------------------------------------------------------------------------
+
+COPILOT: dict[str, Tree] = {}
+# A repository root to Copilot CLI: HEAD, objects/ and refs/ (an empty .git directory is none).
+GIT = {"app/.git/HEAD": "ref: refs/heads/main\n", "app/.git/objects/": "", "app/.git/refs/": ""}
+
+
+def copilot_tree(fn: Tree) -> Tree:
+    COPILOT[fn.__name__] = fn
+    return fn
+
+
+def _scoped(apply_to: str, body: str) -> str:
+    return f"---\napplyTo: {apply_to}\n---\n{body}"
+
+
+@copilot_tree
+def copilot_order_of_tagged(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {**GIT, "home/.copilot/copilot-instructions.md": "home\n",
+                       "app/.github/copilot-instructions.md": "repo\n", "app/AGENTS.md": "root agents\n",
+                       "app/CLAUDE.md": "root claude\n", "app/GEMINI.md": "root gemini\n",
+                       "app/mid/AGENTS.md": "mid agents\n", "app/mid/GEMINI.md": "mid gemini",
+                       "app/mid/leaf/AGENTS.md": "leaf agents\n", "app/mid/leaf/.github/copilot-instructions.md": "leaf gh\n",
+                       "app/mid/leaf/below/AGENTS.md": "below: not read\n"}, "app/mid/leaf")
+
+
+@copilot_tree
+def copilot_between_nearest_first(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {**GIT, "app/AGENTS.md": "root", "app/a/AGENTS.md": "a", "app/a/b/AGENTS.md": "b",
+                       "app/a/b/.github/copilot-instructions.md": "b gh", "app/a/b/c/AGENTS.md": "c"}, "app/a/b/c")
+
+
+@copilot_tree
+def copilot_bom_and_empty(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {**GIT, "app/AGENTS.md": "\ufeff  x\r\n\r\n\n", "app/CLAUDE.md": "",
+                       "app/GEMINI.md": "  \n\n"}, "app")
+
+
+@copilot_tree
+def copilot_no_git_cwd_alone(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"x/AGENTS.md": "above: not read\n", "x/.git/": "", "x/y/AGENTS.md": "y\n",
+                       "x/y/.github/copilot-instructions.md": "gh y\n"}, "x/y")
+
+
+@copilot_tree
+def copilot_git_file_root(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {"wt/.git": "gitdir: /nonexistent/worktrees/x\n", "wt/AGENTS.md": "wt root",
+                       "wt/a/AGENTS.md": "a"}, "wt/a")
+
+
+@copilot_tree
+def copilot_names_case_and_others(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {**GIT, "app/agents.md": "lower agents", "app/Claude.md": "mixed claude",
+                       "app/.github/AGENTS.md": "no", "app/.claude/CLAUDE.md": "no", "app/CLAUDE.local.md": "no",
+                       "app/AGENTS.override.md": "no", "app/.github/copilot-instructions.MD": "upper ext",
+                       "app/copilot-instructions.md": "no", "home/.claude/CLAUDE.md": "no",
+                       "home/.copilot/AGENTS.md": "no"}, "app")
+
+
+@copilot_tree
+def copilot_scoped_instructions(ws: Workspace) -> tuple[Path, dict]:
+    d = "app/.github/instructions/"
+    return _files(ws, {**GIT, "app/AGENTS.md": "agents\n", d + "all.instructions.md": _scoped("'**'", "all\n"),
+                       d + "ts.instructions.md": "---\napplyTo: 'src/**/*.ts'\ndescription: 'ts | things'\n---\nts\n",
+                       d + "sub/py.instructions.md": _scoped("['*.py', '*.pyi']", "py\n"),
+                       d + "plain.instructions.md": "no front matter\n", d + "other.md": "not read\n",
+                       "app/src/x.ts": ""}, "app", read="app/src/x.ts")
+
+
+@copilot_tree
+def copilot_apply_to_always(ws: Workspace) -> tuple[Path, dict]:
+    d = "app/.github/instructions/"
+    files = {**GIT, d + "a.instructions.md": _scoped("'*'", "a"), d + "b.instructions.md": _scoped("'**/*'", "b"),
+             d + "c.instructions.md": _scoped("['**']", "c"), d + "d.instructions.md": _scoped("''", "d"),
+             d + "e.instructions.md": _scoped("5", "e"), d + "f.instructions.md": _scoped("**", "f"),
+             d + "g.instructions.md": "---\ndescription: no applyTo\n---\ng", d + "h.instructions.md": "---\napplyTo: '*.ts'\nh",
+             d + "i.instructions.MD": "i", d + "j.instructions.md": _scoped("'*.ts, **'", "j"),
+             d + "k.instructions.md": _scoped("[unclosed", "k"), d + "l.instructions.md": "\ufeff  l\r\n\r\n"}
+    return _files(ws, files, "app")
+
+
+@copilot_tree
+def copilot_exclude_agent(ws: Workspace) -> tuple[Path, dict]:
+    d = "app/.github/instructions/"
+    return _files(ws, {**GIT, d + "a.instructions.md": "---\nexcludeAgent: 'code-review'\n---\na",
+                       d + "b.instructions.md": "---\nexcludeAgent: coding-agent\n---\nb",
+                       d + "c.instructions.md": "---\nexcludeAgent: ['coding-agent']\napplyTo: '*.ts'\n---\nc"}, "app")
+
+
+@copilot_tree
+def copilot_claude_rules(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {**GIT, "app/.claude/rules/plain.md": "plain rule\n",
+                       "app/.claude/rules/py.md": "---\npaths: '*.py'\n---\npy rule\n",
+                       "app/.claude/rules/all.md": "---\npaths: '**'\n---\nall\n",
+                       "app/.claude/rules/sub/deep.md": "---\npaths: ['src/*.ts']\ndescription: deep one\n---\ndeep\n",
+                       "app/.claude/rules/z.txt": "not md\n", "app/x.py": ""}, "app", read="app/x.py")
+
+
+@copilot_tree
+def copilot_home_instructions(ws: Workspace) -> tuple[Path, dict]:
+    h = "home/.copilot/instructions/"
+    return _files(ws, {**GIT, "home/.copilot/copilot-instructions.md": "hc\n", h + "a.instructions.md": "a",
+                       h + "B.instructions.md": "B", h + "a-b.instructions.md": "a-b", h + "m/x.instructions.md": "m/x",
+                       h + "z.instructions.md": "z", h + "sub/ts.instructions.md": _scoped("'*.ts'", "ts"),
+                       h + "c.md": "not read"}, "app")
+
+
+@copilot_tree
+def copilot_copilot_home(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {**GIT, "ch/copilot-instructions.md": "from COPILOT_HOME",
+                       "ch/instructions/i.instructions.md": "ch ins", "home/.copilot/copilot-instructions.md": "not read"},
+                  "app", env={"COPILOT_HOME": str(ws.path("ch"))})
+
+
+@copilot_tree
+def copilot_working_directory_instructions(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {**GIT, "app/.github/instructions/r.instructions.md": _scoped("'*.ts'", "r"),
+                       "app/.github/instructions/r1.instructions.md": "r1",
+                       "app/mid/.github/instructions/m.instructions.md": "mid: not read",
+                       "app/mid/.claude/rules/m.md": "mid: not read", "app/mid/x/.github/instructions/c.instructions.md":
+                       _scoped("'*.py'", "c"), "app/mid/x/.github/instructions/c1.instructions.md": "c1",
+                       "app/mid/x/.claude/rules/p.md": "---\npaths: '*.md'\n---\np", "app/mid/x/.claude/rules/q.md": "q"},
+                  "app/mid/x")
+
+
+@copilot_tree
+def copilot_custom_dirs(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {**GIT, "app/AGENTS.md": "app", "app/w/AGENTS.md": "w",
+                       "e1/AGENTS.md": "e1 agents", "e1/.github/copilot-instructions.md": "not read", "e1/CLAUDE.md": "not read",
+                       "e1/.github/instructions/g.instructions.md": "g", "e1/.github/instructions/g2.instructions.md":
+                       _scoped("'*.ts'", "g2"), "e1/.claude/rules/r.md": "r", "e1/a.instructions.md": "a",
+                       "e1/sub/b.instructions.md": "b", "e1/.hidden/c.instructions.md": "not read",
+                       "e1/sub/AGENTS.md": "not listed", "e 2/AGENTS.md": "e2 agents",
+                       "e3;x/AGENTS.md": "not a dir"}, "app/w",
+                  env={"COPILOT_CUSTOM_INSTRUCTIONS_DIRS": f"{ws.path('e1')} , {ws.path('e 2')};{ws.path('e3')}"})
+
+
+@copilot_tree
+def copilot_same_text_once(ws: Workspace) -> tuple[Path, dict]:
+    d = "app/.github/instructions/"
+    return _files(ws, {**GIT, "home/.copilot/copilot-instructions.md": "same", "app/AGENTS.md": "same",
+                       "app/GEMINI.md": "\ufeffsame", "app/sub/CLAUDE.md": "same\n", "app/sub/AGENTS.md": "same",
+                       d + "a.instructions.md": "same", d + "b.instructions.md": "same", "app/CLAUDE.md": "",
+                       "app/sub/GEMINI.md": ""}, "app/sub")
+
+
+@copilot_tree
+def copilot_bad_bytes_and_front_matter_forms(ws: Workspace) -> tuple[Path, dict]:
+    d = "app/.github/instructions/"
+    return _files(ws, {**GIT, "app/AGENTS.md": b"bad \xff\xfe byte\x00nul\n", "app/CLAUDE.md": "\r\n  crlf \r\n",
+                       d + "a.instructions.md": "---\r\napplyTo: 'a|b, {x,y}/*.ts'\r\n---\r\na",
+                       d + "b.instructions.md": "\ufeff---\napplyTo: '*.md'\n---\nb",
+                       d + "c.instructions.md": "  ---\napplyTo: '*.ts'\n---\nc", d + "d.instructions.md": b"\xff d",
+                       d + "e.instructions.md": "---\napplyto: '*.ts'\n---\ne"}, "app")
+
+
+@copilot_tree
+def copilot_nothing(ws: Workspace) -> tuple[Path, dict]:
+    return _files(ws, {**GIT, "app/.claude/CLAUDE.md": "not read"}, "app")
+
+
+@pytest.mark.parametrize("name", sorted(COPILOT))
+def test_copilot(ws: Workspace, name: str) -> None:
+    cwd, opts = COPILOT[name](ws)
+    env = opts.get("env", {})
+    shown = ws.json("show", str(ws.path(opts.get("read", cwd))), "--agent", "copilot", cwd=cwd, env=env)
+    assert shown["text"] == agents.run_copilot(cwd, ws.home, env)

@@ -350,7 +350,8 @@ def test_wave_bullet_plan_appends_refuses_duplicates_and_open_fences() -> None:
 
 
 def test_dispatch_names_and_unknown_agent(tmp_path: Path, home: Path) -> None:
-    assert AGENTS[:4] == ("gemini", "claude", "codex", "wave") and "cursor" in AGENTS and check_agent(None) == "gemini"
+    assert AGENTS[:4] == ("gemini", "claude", "codex", "wave") and {"cursor", "copilot"} <= set(AGENTS)
+    assert check_agent(None) == "gemini"
     with pytest.raises(UnknownAgentError, match="use one of gemini, claude, codex, wave"):
         check_agent("nobody")
     root = repo(tmp_path)

@@ -1,6 +1,6 @@
 """memory/effective: the merged memory an agent would load for a document.
 
-Params `{"textDocument": {"uri"}, "annotated"?: bool, "agent"?: "gemini"|"claude"|"codex"|"wave"}`;
+Params `{"textDocument": {"uri"}, "annotated"?: bool, "agent"?: "gemini"|"claude"|"codex"|"wave"|"copilot"}`;
 an agent other than gemini gets that agent's view (`core/agents`, the same as `memory-lens show --agent`). The result mirrors
 `memory-lens show --format json` (camelCase), with file URIs, a token estimate, a `dirty`
 flag on each source that is open with unsaved edits, and each source's `imports` tree. Non-`file:` URIs (untitled buffers) get the
@@ -50,8 +50,8 @@ def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False,
                      agent: str | None = None) -> dict[str, Any]:
     """The memory/effective result for URI, as AGENT (default gemini) loads it, computed from the
     store (whose reads are checked against the disk on each use)."""
-    if agent is not None and check_agent(agent) in ("claude", "cursor"):
-        return claude_result(ls, uri, agent)
+    if agent is not None and check_agent(agent) in FILE_AGENTS:
+        return started_result(ls, uri, agent)
     directory = uri_target_dir(uri)
     if agent is not None and check_agent(agent) != DEFAULT_AGENT:
         return agent_result(ls, agent_view(agent, directory or Path.home(), ls.settings), directory)
@@ -104,9 +104,12 @@ def agent_result(ls: MemoryLensServer, view: AgentView, directory: Path | None) 
     return result
 
 
-def claude_result(ls: MemoryLensServer, uri: str, agent: str = "claude") -> dict[str, Any]:
-    """Claude Code's (or Cursor's, AGENT) view for the document at URI: started in the workspace
-    folder that holds it (else the document's directory), plus what loads when it reads the document."""
+FILE_AGENTS = ("claude", "cursor", "copilot")  # started in the workspace folder; their view depends on the document
+
+
+def started_result(ls: MemoryLensServer, uri: str, agent: str) -> dict[str, Any]:
+    """AGENT's view for the document at URI: started in the workspace folder that holds it (else
+    the document's directory), plus what loads (claude, cursor) or matches (copilot) for the document."""
     path, directory = uri_to_path(uri), uri_target_dir(uri)
     if path is None or directory is None:
         return agent_result(ls, agent_view(agent, Path.home(), ls.settings), None)

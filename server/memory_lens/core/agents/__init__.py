@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Mapping
 
-from memory_lens.core.agents import claude, codex, cursor, gemini, wave
+from memory_lens.core.agents import claude, codex, copilot, cursor, gemini, wave
 from memory_lens.core.agents.common import AgentSource, AgentView
 from memory_lens.core.merge import Memory, load_memory
 from memory_lens.core.settings import Settings
 
-AGENTS = (gemini.AGENT, claude.AGENT, codex.AGENT, wave.AGENT, cursor.AGENT)
+AGENTS = (gemini.AGENT, claude.AGENT, codex.AGENT, wave.AGENT, cursor.AGENT, copilot.AGENT)
 DEFAULT_AGENT = gemini.AGENT
 
 
@@ -39,8 +39,10 @@ def agent_view(agent: str | None, target_dir: Path, settings: Settings,
     Gemini's memory comes from GEMINI_MEMORY when given (the language server's cached loader),
     else from `load_memory` with SETTINGS. The other agents have fixed file names of their own;
     SETTINGS gives them only the size limit (Wave). ENVIRON (default: the process environment)
-    gives `CODEX_HOME` and `CLAUDE_CONFIG_DIR`. FILE (claude): add what Claude Code loads when
-    it reads that file, started in TARGET_DIR (sources marked `when: "on-read"`); cursor too."""
+    gives `CODEX_HOME`, `CLAUDE_CONFIG_DIR`, `COPILOT_HOME` and `COPILOT_CUSTOM_INSTRUCTIONS_DIRS`.
+    FILE (claude): add what Claude Code loads when it reads that file, started in TARGET_DIR
+    (sources marked `when: "on-read"`); cursor too; (copilot) mark the scoped files whose
+    pattern matches it."""
     name = check_agent(agent)
     if name == gemini.AGENT:
         memory = gemini_memory(target_dir) if gemini_memory else load_memory(target_dir, settings)
@@ -51,6 +53,8 @@ def agent_view(agent: str | None, target_dir: Path, settings: Settings,
         return claude.load_view(target_dir, environ, file=file)
     if name == cursor.AGENT:
         return cursor.load_view(target_dir, environ, file=file)
+    if name == copilot.AGENT:
+        return copilot.load_view(target_dir, environ, file=file)
     return wave.load_view(target_dir, settings.max_file_bytes)
 
 

@@ -28,7 +28,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Collection, Iterable, Mapping, Sequence
 
-from memory_lens.core.agents import AGENTS, UnknownAgentError, agent_view, check_agent, claude, claude_checks, codex, cursor, gemini, wave
+from memory_lens.core.agents import (AGENTS, UnknownAgentError, agent_view, check_agent, claude, claude_checks, codex,
+                                     copilot, cursor, gemini, wave)
 from memory_lens.core.agents.rule_files import rule_file_findings
 from memory_lens.core.agents.scoped import rule_folder, workspace_files
 from memory_lens.core.agents.common import AgentView, decode_lossy, read_raw
@@ -210,7 +211,8 @@ def readers(path: Path, agents: Sequence[str], settings: Settings,
              codex.AGENT: name in codex_names(environ),
              claude.AGENT: name in CLAUDE_NAMES or (
                  name == AGENTS_MD and claude_reads_agents_md(Path(os.path.realpath(path.parent)) / name, environ)),
-             wave.AGENT: name == AGENTS_MD, cursor.AGENT: False}  # its rules: core/agents/scoped.py
+             wave.AGENT: name == AGENTS_MD, cursor.AGENT: False,  # its rules: core/agents/scoped.py
+             copilot.AGENT: name.lower() in copilot.TAGGED_NAMES}
     return tuple(a for a in agents if reads[a])
 
 
@@ -219,7 +221,7 @@ def readers(path: Path, agents: Sequence[str], settings: Settings,
 # budget is Gemini's (the others': `agent_findings`).
 RULES = {claude.AGENT: Rules(frozenset({IMPORT_NOT_FOUND}), False),
          codex.AGENT: Rules(frozenset(), False), wave.AGENT: Rules(frozenset(), False),
-         cursor.AGENT: Rules(frozenset(), False)}
+         cursor.AGENT: Rules(frozenset(), False), copilot.AGENT: Rules(frozenset(), False)}
 
 
 def agent_chain(agent: str, path: Path, settings: Settings,

@@ -40,8 +40,10 @@ class AgentSource:
     cut_at: int | None = None  # the byte offset where the agent stops reading it
     cut_line: int | None = None  # the 1-based line that byte is on
     imported_from: Path | None = None
-    when: str = ""  # claude: "start" (loads at start) or "on-read" (when the agent reads the file shown)
-    matched_by: str = ""  # claude, an on-read rule: the `paths:` glob that matched
+    # When it loads: "" or "start" (at start), "on-read" (claude: when the agent reads the file
+    # asked about), "requestable" (copilot: only named, `loaded` False; the agent's model may open it).
+    when: str = ""
+    matched_by: str = ""  # an on-read or requestable file: the glob that matches the file asked about
 
     def to_json(self) -> dict:
         data: dict = {"path": str(self.path), "tier": self.tier, "bytes": self.bytes, "loaded": self.loaded}
