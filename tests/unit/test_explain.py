@@ -136,3 +136,21 @@ def test_the_json_shape(tree: Path) -> None:
     data = explain(tree / "pkg" / "mod.py", Settings(), ["codex"]).to_json()
     assert set(data) == {"path", "agents", "files"} and data["agents"] == ["codex"]
     assert all(set(f) == {"path", "statuses"} and set(f["statuses"]) == {"codex"} for f in data["files"])
+
+
+def test_copilot_scoped_instructions_are_requestable_with_the_glob_or_why_not(tmp_path: Path, home: Path) -> None:
+    root = tmp_path / "repo"
+    write(root / ".git" / "HEAD", "ref: refs/heads/main\n")
+    (root / ".git" / "objects").mkdir()
+    (root / ".git" / "refs").mkdir()
+    write(root / "AGENTS.md", "agents\n")
+    ts = write(root / ".github" / "instructions" / "ts.instructions.md", "---\napplyTo: 'src/**/*.ts'\n---\nts\n")
+    env = {"HOME": str(home)}
+    for name, expected in (("src/a.ts", {"status": "requestable", "matchedBy": "src/**/*.ts"}),
+                           ("src/a.py", {"status": "requestable",
+                                         "reason": f"applyTo `src/**/*.ts` does not match {root / 'src' / 'a.py'}"})):
+        target = write(root / name, "")
+        matrix = explain(target, Settings(), ["copilot"], start=root, environ=env).to_json()
+        rows = {Path(f["path"]).name: f["statuses"]["copilot"] for f in matrix["files"]}
+        assert rows[ts.name] == expected
+        assert rows["AGENTS.md"] == {"status": "loaded"}

@@ -23,13 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from memory_lens.core.agents import AGENTS, AgentSource, AgentView, agent_view, check_agent, claude, codex, gemini, wave
+from memory_lens.core.agents import (AGENTS, AgentSource, AgentView, agent_view, check_agent, claude, codex, copilot,
+                                     gemini, wave)
 from memory_lens.core.discovery import find_project_root, resolve_target
 from memory_lens.core.merge import Memory
 from memory_lens.core.settings import Settings
 
 TITLES = {gemini.AGENT: "Gemini CLI", claude.AGENT: "Claude Code", codex.AGENT: "Codex", wave.AGENT: "Wave",
-          "cursor": "Cursor"}
+          "cursor": "Cursor", copilot.AGENT: "Copilot CLI"}
 LOADED, ON_READ, REQUESTABLE, NOT_LOADED = "loaded", "on-read", "requestable", "not-loaded"
 STATUSES = (LOADED, ON_READ, REQUESTABLE, NOT_LOADED)
 
@@ -102,6 +103,9 @@ def agent_reads_name(agent: str, path: Path, settings: Settings, environ: Mappin
     if agent == "cursor":
         return name in ("AGENTS.md", ".cursorrules") or (
             name.endswith((".mdc", ".md")) and f"{os.sep}.cursor{os.sep}rules{os.sep}" in str(path))
+    if agent == copilot.AGENT:
+        return name.lower() in copilot.TAGGED_NAMES or name.lower().endswith(".instructions.md") or (
+            name.endswith(".md") and f"{os.sep}.claude{os.sep}rules{os.sep}" in str(path))
     return None
 
 
