@@ -112,6 +112,7 @@ def _look_alikes() -> dict[str, str]:
         "templated password": 'password = "<your-password>"',
         "templated api key": 'api_key = "${API_KEY}"',
         "environment variable": "export API_KEY=$API_KEY before running",
+        "environment variables in code spans": "run with `PROVIDER_API_KEY=dummy`, `MODEL=gpt-5`; then",
         "indirect reference": 'token = os.environ["DEPLOY_TOKEN"]',
         "npm script": "Run `npm run lint` before pushing",
         "test path": "Tests live in `tests/unit`",

@@ -9,6 +9,7 @@ position, so no message, log or tool result can repeat it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -66,6 +67,11 @@ def _detectors() -> tuple:
     return (*plugins, KeywordDetector(), Base64HighEntropyString(limit=4.5))  # the provider's name first
 
 
+# A value that is itself another variable's assignment: the keyword detector, reading a list of
+# them in backticks (`API_KEY=dummy`, `MODEL=gpt-5`), takes the next one for the key's value.
+_ASSIGNMENT = re.compile(r"[A-Z][A-Z0-9_]*=\S*")
+
+
 def _ignored_value(value: str, plugin: object) -> bool:
     """detect-secrets' default heuristic filters on the value (and the entropy limit of its
     high-entropy plugin), and keys marked as examples (AWS's documented AKIAIOSFODNN7EXAMPLE)."""
@@ -74,7 +80,8 @@ def _ignored_value(value: str, plugin: object) -> bool:
 
     if isinstance(plugin, HighEntropyStringsPlugin) and plugin.calculate_shannon_entropy(value) <= plugin.entropy_limit:
         return True
-    return ("example" in value.lower() or h.is_sequential_string(value) or h.is_potential_uuid(value)
+    return ("example" in value.lower() or _ASSIGNMENT.fullmatch(value) is not None
+            or h.is_sequential_string(value) or h.is_potential_uuid(value)
             or h.is_templated_secret(value) or h.is_prefixed_with_dollar_sign(value)
             or h.is_not_alphanumeric_string(value))
 
