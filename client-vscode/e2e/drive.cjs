@@ -1115,7 +1115,9 @@ async function main(page) {
     for (const a of agents) {
       matrix[a.name] = await agentFiles(a.name);
     }
-    const loading = Object.values(matrix).filter((files) => Object.values(files).some(loads)).length;
+    // From each agent's summary ("5 not loaded · 2 loaded · 1 on read"), which stays in view
+    // whichever agent is expanded: the rows of one expanded at the bottom may be scrolled away.
+    const loading = agents.filter((a) => /(^|· )\d+ (loaded|on read)\b/.test(a.description)).length;
     const status = await until('the agents status bar item', async () => {
       const t = await text(page.locator('.statusbar-item', { hasText: /^\S*\s*\d+ agents?$/ }).first()).catch(() => '');
       return t.endsWith(`${loading} agent${loading === 1 ? '' : 's'}`) && t;
