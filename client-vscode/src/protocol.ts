@@ -13,7 +13,7 @@ export const DIAGNOSTIC_CODES: readonly string[] = [
   'unreadable', 'too-large', 'encoding', 'duplicate', 'redundant', 'over-budget', 'not-loaded', 'link-outside',
   'import-not-found', 'import-outside-root', 'import-cycle', 'import-depth',
   'rule-matches-nothing', 'invalid-glob', 'frontmatter',
-  'stale', 'secret',
+  'stale', 'secret', 'drift',
 ];
 /** The keys of the settings section the server reads (dotted for nested objects); see `ServerSettings`. */
 export const SETTINGS_KEYS: readonly string[] = [
@@ -69,6 +69,7 @@ export const REMOVE_SECRET_TITLE = 'Remove the entry holding a secret';
 /** A write refused for a secret: RequestFailed with `data.secret` ({kind, line, column}); send it again with `allowSecret: true`. */
 export const SECRET_ERROR_KEY = 'secret';
 export const ALLOW_SECRET_ARG = 'allowSecret';
+export const BRIDGE_TITLE = 'Make {source} the source: import it in {copy}';
 /** Id of the change annotation on the server's save edits. */
 export const CHANGE_ANNOTATION_ID = 'memoryLens.saveEntry';
 

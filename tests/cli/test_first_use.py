@@ -69,7 +69,7 @@ def test_help_says_what_each_command_takes(ws: Workspace) -> None:
     check = " ".join(ws.ok("check", "--help").stdout.split()).replace("- ", "-")  # argparse wraps at a hyphen
     for code in ("unreadable", "too-large", "encoding", "duplicate", "redundant", "over-budget", "not-loaded",
                  "import-not-found", "import-outside-root", "import-cycle", "import-depth",
-                 "rule-matches-nothing", "invalid-glob", "frontmatter", "stale"):
+                 "rule-matches-nothing", "invalid-glob", "frontmatter", "stale", "drift"):
         assert f"{code} (" in check
     assert "docs/cli.md#check" in check
     assert "context.fileName" in " ".join(ws.ok("show", "--help").stdout.split())

@@ -7,7 +7,7 @@ import pytest
 from lsprotocol import types
 
 from .conftest import Starter
-from .harness import FEATURE_CLIENTS, Workspace
+from .harness import FEATURE_CLIENTS, Workspace, apply_workspace_edit
 
 STALE_TEXT = "# Project\n- Run `npm run lint` before pushing.\n- Use pnpm.\n- Tests live in `src/tests`.\n"
 
@@ -33,3 +33,40 @@ async def test_stale_matches_check_and_follows_the_project_files(ws: Workspace, 
     ws.write("work/proj/pnpm-lock.yaml", "")
     diags = await lsp.wait_diagnostics(memory, lambda d: len(stale(d)) == 1)
     assert "`src/tests` does not exist" in stale(diags)[0][2]
+
+
+SHARED = "".join(f"- Shared rule number {n}: keep the build green and the tests fast\n" for n in range(12))
+AGENTS_TEXT = "# Rules\n" + SHARED + "- Codex only: sign every commit\n"
+CLAUDE_TEXT = "# Rules\n" + SHARED + "- Claude only: answer in French\n"
+
+
+@pytest.mark.clients(*FEATURE_CLIENTS)
+async def test_drift_quick_fix_makes_agents_md_the_source(ws: Workspace, start: Starter) -> None:
+    ws.write("work/proj/AGENTS.md", AGENTS_TEXT)
+    ws.write("work/proj/CLAUDE.md", CLAUDE_TEXT)
+    claude_md, agents_md = ws.proj / "CLAUDE.md", ws.proj / "AGENTS.md"
+    lsp = await start(init_options={"memoryLens": {"agents": ["gemini", "claude", "codex"]}})
+    lsp.open(claude_md)
+    message = ("drift: AGENTS.md and CLAUDE.md share 13 of 15 lines; 1 line is only in AGENTS.md and 1 line is "
+               "only in CLAUDE.md")
+    diags = await lsp.wait_diagnostics(claude_md, lambda d: [x.code for x in d] == ["drift"])
+    assert diags[0].message.startswith(message) and diags[0].severity == types.DiagnosticSeverity.Information
+    others = await lsp.wait_diagnostics(agents_md, lambda d: [x.code for x in d] == ["drift"])
+    assert others[0].message == message
+    assert [a.title for a in await lsp.code_actions(agents_md, (0, 0), (0, 0), others)] == []  # Codex: no imports
+
+    actions = await lsp.code_actions(claude_md, (0, 0), (0, 0), diags)
+    fix = next(a for a in actions if a.kind == types.CodeActionKind.QuickFix)
+    assert fix.title == "Make AGENTS.md the source: import it in CLAUDE.md"
+    new = apply_workspace_edit(fix.edit, lsp.encoding, {lsp.uri(claude_md): CLAUDE_TEXT})[claude_md]
+    assert new == b"@AGENTS.md\n\n- Claude only: answer in French\n"
+    lsp.close(claude_md)
+    claude_md.write_bytes(new)
+    await lsp.wait_diagnostics(claude_md, lambda d: d == [])
+    await lsp.wait_diagnostics(agents_md, lambda d: d == [])
+    # Each agent still loads AGENTS.md's text; Claude Code its own line too.
+    claude = await ws.cli_json("show", "--agent", "claude", "--format", "json", cwd=ws.proj)
+    codex = await ws.cli_json("show", "--agent", "codex", "--format", "json", cwd=ws.proj)
+    assert codex["text"].strip() == AGENTS_TEXT.strip()
+    assert AGENTS_TEXT.strip() in claude["text"] and "- Claude only: answer in French" in claude["text"]
+    assert any(s["path"] == str(agents_md) and s["loaded"] for s in claude["sources"])

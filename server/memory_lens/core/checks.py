@@ -26,6 +26,7 @@ from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens,
 from memory_lens.core.read_policy import LINK_OUTSIDE, outside_reads
 from memory_lens.core.secrets import find_secrets
 from memory_lens.core.settings import Settings
+from memory_lens.core.similar import DRIFT, drift_message, near_matches, sibling_agent_files
 from memory_lens.core.stale import STALE, stale_findings
 
 
@@ -62,6 +63,7 @@ SEVERITY_OF = {
     LINK_OUTSIDE: Severity.WARNING,  # core/read_policy.py
     STALE: Severity.WARNING,  # core/stale.py
     SECRET: Severity.ERROR,
+    DRIFT: Severity.INFORMATION,  # core/similar.py
     **{code: Severity.WARNING for code in IMPORT_CODES},  # import-not-found, -outside-root, -cycle, -depth
 }
 
@@ -242,8 +244,47 @@ def check_entries(own: FileEntries, general: Sequence[FileEntries], grouped: boo
         start = own.first_line[key]
         message, related = _already_in(other.path, line)
         redundant.append(Finding(own.path, start + 1, 1, REDUNDANT, message, own.end_of(start) + 1, related))
+    redundant += near_redundant(own, general, seen_in)
     duplicates = own.grouped_duplicates if grouped else own.duplicates
     return sorted([*duplicates, *redundant], key=lambda f: f.line)
+
+
+def near_redundant(own: FileEntries, general: Sequence[FileEntries], exact: Mapping[str, object]) -> list[Finding]:
+    """Entries of OWN nearly the same as an entry of a more general file (rapidfuzz, with the
+    score: `similar.near_matches`), the most general file first; none for those in EXACT (already
+    redundant as they are)."""
+    if not general:
+        return []
+    mine = [k for k in own.first_line if k not in exact]
+    found: dict[str, Finding] = {}
+    for other in general:
+        theirs = list(other.first_line)
+        for i, j, score in near_matches(mine, theirs):
+            key = mine[i]
+            if key not in found:
+                start, line = own.first_line[key], other.first_line[theirs[j]]
+                found[key] = Finding(own.path, start + 1, 1, REDUNDANT,
+                                     f"redundant entry: nearly the same (similarity {score}%) as {other.path}:{line + 1}, "
+                                     "which loads before this file", own.end_of(start) + 1,
+                                     (Location(other.path, line + 1),))
+    return list(found.values())
+
+
+def hygiene_findings(path: Path, text: str, settings: Settings) -> list[Finding]:
+    """`stale` references and `drift` of memory file PATH with TEXT, whoever loads it."""
+    return ([Finding(path, line, column, STALE, message, line) for line, column, message in stale_findings(path, text)]
+            + drift_findings(path, text, settings))
+
+
+def drift_findings(path: Path, text: str, settings: Settings) -> list[Finding]:
+    """`drift`: another agent's file beside PATH (with TEXT) that is mostly the same text."""
+    found = []
+    for other in sibling_agent_files(path):
+        got = read_memory_file(other, settings.max_file_bytes)
+        message = drift_message(path, text, other, got.text) if got.loadable else None
+        if message:
+            found.append(Finding(path, 1, 1, DRIFT, message, 1, (Location(other, 1),)))
+    return found
 
 
 def merged_size(contents: Iterable[str]) -> tuple[int, int]:
@@ -359,8 +400,7 @@ def check_content(
     findings = ([f for f in import_findings(path, text, expansion.imports) if f.code in rules.imports]
                 + link_outside_findings(path, text, expansion.imports, settings, real)
                 + findings)
-    stale = [Finding(path, line, column, STALE, message, line) for line, column, message in stale_findings(path, text)]
-    extra = stale + secret_findings(path, text)
+    extra = hygiene_findings(path, text, settings) + secret_findings(path, text)
     if extra:
         findings = sorted(findings + extra, key=lambda f: f.line)
     size, tokens = merged_size([*(s.content for s in usable), expansion.text])

@@ -13,6 +13,7 @@ Quick fixes remove a duplicate or a redundant entry flagged by a diagnostic, onl
 entry is still where the diagnostic says (its normalised text travels in the diagnostic's `data`),
 and the entry holding a secret (while its line still holds one). A selection holding a secret is
 saved through the command even with `save.preview`, so that the command can refuse it.
+A `drift` gets a bridge: the copy imports the other file instead (`bridge_fix`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from memory_lens.core.checks import DUPLICATE, REDUNDANT, SECRET
+from memory_lens.core.checks import DRIFT, DUPLICATE, REDUNDANT, SECRET
+from memory_lens.core.files import read_memory_file
+from memory_lens.core.similar import IMPORTING, bridge_text, drift_message
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import EntryTextError, plan_add
 from memory_lens.core.entries import memory_file_for
@@ -37,7 +40,7 @@ from memory_lens.core.secrets import find_secrets
 from memory_lens.lsp import protocol
 from memory_lens.lsp.commands import context_refusal, write_refusal
 from memory_lens.lsp.convert import json_values, uri_to_path
-from memory_lens.lsp.edits import add_entry_edit, can_create_files, remove_entry_edit
+from memory_lens.lsp.edits import add_entry_edit, can_create_files, remove_entry_edit, replace_all_edit
 from memory_lens.lsp.effective import uri_target_dir
 
 if TYPE_CHECKING:
@@ -220,7 +223,10 @@ def _secret_entry(text: str, diag: types.Diagnostic) -> Entry | None:
 
 def quick_fix(ls: MemoryLensServer, uri: str, diag: types.Diagnostic) -> types.CodeAction | None:
     """"Remove duplicate/redundant entry" or "Remove the entry holding a secret" for one of our
-    diagnostics, if still accurate (a secret outside any entry gets no fix)."""
+    diagnostics, if still accurate (a secret outside any entry gets no fix); for a `drift`, the
+    bridge (`bridge_fix`)."""
+    if diag.source == protocol.DIAGNOSTIC_SOURCE and diag.code == DRIFT:
+        return bridge_fix(ls, uri, diag)
     if diag.source != protocol.DIAGNOSTIC_SOURCE or diag.code not in (DUPLICATE, REDUNDANT, SECRET):
         return None
     path = uri_to_path(uri)
@@ -235,6 +241,24 @@ def quick_fix(ls: MemoryLensServer, uri: str, diag: types.Diagnostic) -> types.C
              SECRET: protocol.REMOVE_SECRET_TITLE}[diag.code]
     return types.CodeAction(title=title, kind=QUICK_FIX, diagnostics=[diag], is_preferred=True,
                             edit=remove_entry_edit(ls, path, text, entry))
+
+
+def bridge_fix(ls: MemoryLensServer, uri: str, diag: types.Diagnostic) -> types.CodeAction | None:
+    """"Make AGENTS.md the source: import it in CLAUDE.md": the copy (a file whose agent follows
+    `@path` imports: `similar.IMPORTING`) becomes the import of the other file, followed by its own
+    lines the other does not have (`similar.bridge_text`), while the two still drift."""
+    data = json_values(diag.data)
+    other = Path(data["other"]) if isinstance(data, dict) and isinstance(data.get("other"), str) else None
+    path = uri_to_path(uri)
+    if other is None or path is None or path.name not in IMPORTING or other.parent != path.parent:
+        return None
+    text, _ = ls.current_text(path)
+    got = read_memory_file(other, ls.settings.max_file_bytes)
+    if text is None or not got.loadable or drift_message(path, text, other, got.text) is None:
+        return None
+    title = protocol.BRIDGE_TITLE.format(source=other.name, copy=path.name)
+    return types.CodeAction(title=title, kind=QUICK_FIX, diagnostics=[diag],
+                            edit=replace_all_edit(ls, path, text, bridge_text(text, other, got.text)))
 
 
 def _wanted(kind: str, only: Any) -> bool:

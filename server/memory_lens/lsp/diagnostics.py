@@ -21,7 +21,7 @@ from typing import Any, Collection, Iterable, Mapping
 from lsprotocol import types
 
 from memory_lens.core.agents.budget import agent_file_names, file_agent_findings
-from memory_lens.core.checks import DUPLICATE, REDUNDANT, Finding, Severity
+from memory_lens.core.checks import DRIFT, DUPLICATE, REDUNDANT, Finding, Severity, hygiene_findings
 from memory_lens.core.markdown import split_lines
 from memory_lens.lsp.convert import client_column, line_text, path_to_uri
 from memory_lens.lsp.protocol import DIAGNOSTIC_SOURCE
@@ -85,7 +85,7 @@ def to_diagnostic(f: Finding, lines: list[str], encoding: Any, entry: str | None
                 line=start, character=client_column(line_text(lines, start), f.column - 1, encoding)), end=rng.end)
     else:
         rng = _lines_span(0, 0, 0, spans)
-    message = "first occurrence" if f.code == DUPLICATE else "the more general copy"
+    message = {DUPLICATE: "first occurrence", DRIFT: "the other copy"}.get(f.code, "the more general copy")
     related = [related_information(_uri(loc.path), max(loc.line - 1, 0), message if i == 0 else "another copy")
                for i, loc in enumerate(f.related)]
     return types.Diagnostic(
@@ -97,7 +97,8 @@ def to_diagnostic(f: Finding, lines: list[str], encoding: Any, entry: str | None
         related_information=related or None,
         tags=_UNNECESSARY if f.code in (DUPLICATE, REDUNDANT) else None,
         data={"code": f.code, "line": f.line, "endLine": f.end_line or f.line,
-              **({"entry": entry} if entry is not None else {})},
+              **({"entry": entry} if entry is not None else {}),
+              **({"other": str(f.related[0].path)} if f.code == DRIFT else {})},
     )
 
 
@@ -109,7 +110,8 @@ def diagnostics_for(
     AGENT_NAMES: `agent_file_names()`, when the caller has it already. SPANS: see `_lines_span`."""
     # Then what each enabled agent cuts or does not load (read from disk: core/agents/budget.py).
     # A file of a name only the enabled agents read (not Gemini's) gets those findings alone.
-    own = store.check(path, text) if store.is_memory(path) else []
+    # A file only another agent reads (CLAUDE.md, say) gets its `stale` and `drift` findings too.
+    own = store.check(path, text) if store.is_memory(path) else _agent_file_own(store, path, text)
     findings = own + file_agent_findings(path, store.settings, names=agent_names)
     if not findings:
         return []
@@ -127,6 +129,15 @@ def diagnostics_for(
     shown = [to_diagnostic(f, lines, encoding, indexed.key_at(f.line - 1) if indexed and entry else None, spans)
              for f, entry in zip(findings, about)]
     return shown + ([not_shown(path, hidden)] if hidden > 0 else [])
+
+
+def _agent_file_own(store: MemoryStore, path: Path, text: str | None) -> list[Finding]:
+    if text is None:
+        got = store.read(path)
+        if not got.loadable:
+            return []
+        text = got.text
+    return hygiene_findings(path, text, store.settings)
 
 
 def not_shown(path: Path, hidden: int) -> types.Diagnostic:

@@ -90,3 +90,11 @@ def remove_entry_edit(ls: MemoryLensServer, path: Path, text: str, entry: Entry)
     rng = types.Range(start=_offset_position(lines, plan.start, ls.position_encoding),
                       end=_offset_position(lines, plan.end, ls.position_encoding))
     return _workspace_edit(ls, path, types.TextEdit(range=rng, new_text=""), False, None)
+
+
+def replace_all_edit(ls: MemoryLensServer, path: Path, text: str, new_text: str) -> types.WorkspaceEdit:
+    """The edit that replaces the whole of PATH, whose current text is TEXT, with NEW_TEXT."""
+    lines = split_lines(text)
+    rng = types.Range(start=types.Position(line=0, character=0),
+                      end=_offset_position(lines, len(text), ls.position_encoding))
+    return _workspace_edit(ls, path, types.TextEdit(range=rng, new_text=new_text), False, None)

@@ -15,7 +15,7 @@ DIAGNOSTIC_SOURCE = "memory-lens"
 DIAGNOSTIC_CODES = [checks.UNREADABLE, checks.TOO_LARGE, checks.ENCODING, checks.DUPLICATE, checks.REDUNDANT,
                     checks.OVER_BUDGET, checks.NOT_LOADED, checks.LINK_OUTSIDE, *imports.IMPORT_CODES,
                     checks.RULE_MATCHES_NOTHING, checks.INVALID_GLOB, checks.FRONTMATTER,
-                    checks.STALE, checks.SECRET]
+                    checks.STALE, checks.SECRET, checks.DRIFT]
 
 # The keys of the `memoryLens` settings section the server reads (lsp/config.py), dotted for nested
 # objects. `noteDocuments` is set by a client that opens note documents, not by users.
@@ -59,5 +59,6 @@ REMOVE_SECRET_TITLE = "Remove the entry holding a secret"  # quick fix of a `sec
 # {"secret": {"kind", "line", "column"}}; the command succeeds when sent again with ALLOW_SECRET_ARG true.
 SECRET_ERROR_KEY = "secret"
 ALLOW_SECRET_ARG = "allowSecret"
+BRIDGE_TITLE = "Make {source} the source: import it in {copy}"  # quick fix of a `drift` diagnostic
 CHANGE_ANNOTATION_ID = "memoryLens.saveEntry"
 SAVE_ACTION_KIND = "refactor.extract.memoryLens"

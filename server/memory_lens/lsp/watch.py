@@ -27,6 +27,7 @@ from memory_lens.core.file_identity import file_identity, stat_identity
 from memory_lens.core.files import real_dir
 from memory_lens.core.gemini_settings import GEMINI_DIR, SETTINGS_FILE, TRUSTED_FOLDERS_FILE
 from memory_lens.core.scan import GEMINI_IGNORE, GIT_IGNORE
+from memory_lens.core.similar import AGENT_FILES, sibling_agent_files
 from memory_lens.core.stale import PROJECT_FILES
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
 from memory_lens.lsp.notify import NativeWatcher
@@ -240,7 +241,7 @@ class Watcher:
             return False
         paths = watch_set(ls, doc_dirs)
         self.notifier.watch({p.parent for p in paths},
-                            {*ls.store.memory_names(), *MARKER_NAMES, *SETTINGS_NAMES, *PROJECT_NAMES})
+                            {*ls.store.memory_names(), *MARKER_NAMES, *SETTINGS_NAMES, *PROJECT_NAMES, *AGENT_FILES})
         self._notify_key = key
         return True
 
@@ -318,9 +319,12 @@ def split_changes(ls: MemoryLensServer, paths: set[Path]) -> tuple[set[Path], bo
     re-checks the known memory files in its directory and below."""
     full = any(p.name in MARKER_NAMES or (p.name in SETTINGS_NAMES and p.parent.name == GEMINI_DIR) for p in paths)
     known = ls.store.known()
-    memory = {p for p in paths if p.name not in SETTINGS_NAMES and (p in known or ls.is_memory_path(p))}
+    agent_files = known | ls.store.agent_files()
+    memory = {p for p in paths if p.name not in SETTINGS_NAMES and (p in agent_files or ls.is_memory_path(p))}
     for project_file in (p for p in paths if p.name in PROJECT_FILES and p not in memory):
         memory.update(k for k in known if k.parent == project_file.parent or project_file.parent in k.parents)
+    # An agent's file changed: the `drift` of the other agents' files beside it may have too.
+    memory.update(s for p in list(memory) if p.name in AGENT_FILES for s in sibling_agent_files(p) if s in agent_files)
     return memory, full
 
 
@@ -340,7 +344,8 @@ def path_state(path: Path) -> object:
 def watch_set(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
     """Every path the poller looks at (see the module docstring)."""
     settings = ls.settings
-    paths = set(ls.store.known()) | set(settings.global_files()) | set(ls.store.settings_found())
+    # The enabled agents' own files too (CLAUDE.md, AGENTS.md): their `drift` follows the other's changes.
+    paths = set(ls.store.known()) | ls.store.agent_files() | set(settings.global_files()) | set(ls.store.settings_found())
     paths.update(ls.store.settings_files(None))  # the user's settings.json and folder trust rules
     dirs: set[Path] = set()
     for directory in doc_dirs:

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""What the hygiene checks (`stale`, near-`redundant`, `drift`) cost, in one run on one tree.
+
+    .venv/bin/python benchmarks/hygiene_bench.py --size large [--runs 5] [--out FILE.json]
+
+- full: `memory-lens check` of the whole tree (`check_targets`, in-process), with the hygiene
+  checks and without them (the three functions `check_content` calls replaced by ones that find
+  nothing), alternated run by run; `ratio` is the median with over the median without (target
+  <= 1.3);
+- recheck: the language server's re-check of one memory file after an edit on disk
+  (`diagnostics.compute` of that file alone, warm store), for each of the tree's change files,
+  with the checks on (target <= 20 ms).
+
+`benchmarks/run.py` runs the same as its `hygiene` step. See docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from timing import median, ms, spread, timed  # noqa: E402
+
+from memory_lens.core import checks  # noqa: E402
+from memory_lens.core.agents.budget import check_targets  # noqa: E402
+from memory_lens.core.settings import Settings  # noqa: E402
+from memory_lens.lsp import diagnostics  # noqa: E402
+from memory_lens.lsp.store import MemoryStore  # noqa: E402
+from memory_lens.startup import collector_off  # noqa: E402
+
+EDIT = b"- Benchmark edit: see `src/gone/file.py` and run `npm run nothing`\n"
+
+
+@contextmanager
+def hygiene_off() -> Iterator[None]:
+    """The check as it was before the hygiene checks: they find nothing."""
+    saved = checks.stale_findings, checks.drift_findings, checks.near_redundant
+    checks.stale_findings = lambda *a, **k: []
+    checks.drift_findings = lambda *a, **k: []
+    checks.near_redundant = lambda *a, **k: []
+    try:
+        yield
+    finally:
+        checks.stale_findings, checks.drift_findings, checks.near_redundant = saved
+
+
+def bench_hygiene(root: Path, manifest: dict, settings: Settings, runs: int) -> dict:
+    on: list[float] = []
+    off: list[float] = []
+    counts: dict[str, int] = {}
+    for _ in range(runs):
+        with collector_off():
+            seconds, report = timed(lambda: check_targets([root], settings, ("gemini",)))
+        on.append(seconds)
+        counts = {}
+        for f in report.findings:
+            counts[f.code] = counts.get(f.code, 0) + 1
+        with hygiene_off(), collector_off():
+            off.append(timed(lambda: check_targets([root], settings, ("gemini",)))[0])
+    store = MemoryStore(settings)
+    paths = sorted(root / p for p in manifest["expected"])
+    diagnostics.compute(store, paths, {}, "utf-16")  # warm, as a running server is
+    recheck: list[float] = []
+    for rel in manifest["change_files"]:
+        path = root / rel
+        old = path.read_bytes()
+        path.write_bytes(old + EDIT)
+        try:
+            store.invalidate([path])
+            recheck.append(timed(lambda: diagnostics.compute(store, [path], {}, "utf-16"))[0])
+        finally:
+            path.write_bytes(old)
+            store.invalidate([path])
+    return {
+        "full_on_ms": ms(median(on)), "full_off_ms": ms(median(off)), "ratio": round(median(on) / median(off), 3),
+        "recheck_ms": ms(median(recheck)), "recheck_max_ms": ms(max(recheck)), "files": len(paths),
+        "findings_on": counts,
+        "runs_ms": {"on": spread([t * 1000 for t in on]), "off": spread([t * 1000 for t in off]),
+                    "recheck": spread([t * 1000 for t in recheck])},
+    }
+
+
+def main() -> None:
+    from generate import ensure_tree
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", choices=["small", "medium", "large", "xlarge"], default="large")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    root, manifest = ensure_tree(args.size)
+    with tempfile.TemporaryDirectory(prefix="memory-lens-bench-") as tmp:
+        settings = Settings(filenames=("GEMINI.md",), global_dir=Path(tmp))
+        result = {"size": args.size, **bench_hygiene(root, manifest, settings, args.runs)}
+    text = json.dumps(result, indent=2)
+    if args.out:
+        args.out.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

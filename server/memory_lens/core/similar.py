@@ -1,0 +1,91 @@
+"""Near-copies, with rapidfuzz: entries that say nearly the same thing as an entry of a more
+general file (`redundant`, with the score), and two agents' files in one directory that are
+mostly the same text (`drift`).
+
+Bounded: only entries of at least `MIN_CHARS` characters are compared (below that, "use pnpm"
+and "use npm" score 93), each only with the entries of a length that can reach the cutoff (a
+window of the other file's entries sorted by length), which rapidfuzz's `process.extractOne`
+scans in C with that score cutoff.
+"""
+
+from __future__ import annotations
+
+import os
+from bisect import bisect_left, bisect_right
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from rapidfuzz import fuzz, process
+
+DRIFT = "drift"
+CUTOFF = 90  # rapidfuzz's fuzz.ratio (0-100) from which two entries say the same thing
+MIN_CHARS = 24
+MAX_STRETCH = 200 / CUTOFF - 1  # 1.22: two entries this much apart in length score under CUTOFF
+# The agents' own file names that can be near-copies of one another in a directory (CLAUDE.local.md
+# is one person's, not a copy to bridge).
+AGENT_FILES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
+# Which of those can import another file in its place, and how (Claude Code and Gemini CLI: `@path`).
+IMPORTING = ("CLAUDE.md", "GEMINI.md")
+DRIFT_SHARE = 0.5  # drift when the shared lines are at least half of all distinct lines ...
+DRIFT_MIN_LINES = 3  # ... and at least this many
+
+
+def near_matches(own: Sequence[str], other: Sequence[str]) -> list[tuple[int, int, int]]:
+    """(index in OWN, index in OTHER, score) of each entry of OWN (normalised forms) nearly
+    the same as one of OTHER but not equal to it: its best match at or above `CUTOFF`. Each is
+    compared only with the entries of OTHER whose length allows the cutoff (fuzz.ratio is at most
+    2 * shorter / (both lengths), so the longer is at most `MAX_STRETCH` times the shorter)."""
+    choices = sorted((len(k), k, j) for j, k in enumerate(other) if len(k) >= MIN_CHARS)
+    if not choices:
+        return []
+    lengths = [n for n, _, _ in choices]
+    found = []
+    for i, key in enumerate(own):
+        n = len(key)
+        if n < MIN_CHARS:
+            continue
+        lo, hi = bisect_left(lengths, n / MAX_STRETCH), bisect_right(lengths, n * MAX_STRETCH)
+        if lo >= hi:
+            continue
+        window = [k for _, k, _ in choices[lo:hi]]
+        best = process.extractOne(key, window, scorer=fuzz.ratio, score_cutoff=CUTOFF)
+        if best is not None and best[0] != key:
+            found.append((i, choices[lo + best[2]][2], int(round(best[1]))))
+    return found
+
+
+def distinct_lines(text: str) -> set[str]:
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def drift_message(path: Path, text: str, other: Path, other_text: str) -> str | None:
+    """The drift between agent files PATH (with TEXT) and OTHER (with OTHER_TEXT), or None when
+    they are not mostly the same text."""
+    mine, theirs = distinct_lines(text), distinct_lines(other_text)
+    shared = len(mine & theirs)
+    union = len(mine | theirs)
+    if shared < DRIFT_MIN_LINES or shared < DRIFT_SHARE * union:
+        return None
+    (a, a_lines), (b, b_lines) = sorted([(path.name, mine), (other.name, theirs)])
+    only = [f"{n} line{'s' if n != 1 else ''} {'are' if n != 1 else 'is'} only in {name}"
+            for name, n in ((a, len(a_lines - b_lines)), (b, len(b_lines - a_lines))) if n]
+    fix = (f"; make {other.name} the source: put `@{other.name}` in {path.name} in place of the copy (quick fix)"
+           if path.name in IMPORTING else "")
+    return (f"drift: {a} and {b} share {shared} of {union} lines"
+            + (f"; {' and '.join(only)}" if only else "; the same lines") + fix)
+
+
+def sibling_agent_files(path: Path, names: Iterable[str] = AGENT_FILES) -> list[Path]:
+    """The other agents' files beside memory file PATH (see `AGENT_FILES`)."""
+    if path.name not in AGENT_FILES:
+        return []
+    here = path.parent
+    return [here / n for n in names if n != path.name and os.path.isfile(here / n)]
+
+
+def bridge_text(copy_text: str, source: Path, source_text: str) -> str:
+    """What a copy becomes once SOURCE (with SOURCE_TEXT) is its source: the import of SOURCE,
+    then the lines of COPY_TEXT that SOURCE does not have (in their order), so nothing is lost."""
+    theirs = distinct_lines(source_text)
+    own = [line for line in copy_text.splitlines() if line.strip() and line.strip() not in theirs]
+    return f"@{source.name}\n" + ("\n" + "\n".join(own) + "\n" if own else "")
