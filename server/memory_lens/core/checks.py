@@ -26,7 +26,7 @@ from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens,
 from memory_lens.core.read_policy import LINK_OUTSIDE, outside_reads
 from memory_lens.core.secrets import find_secrets
 from memory_lens.core.settings import Settings
-from memory_lens.core.similar import DRIFT, drift_message, near_matches, sibling_agent_files
+from memory_lens.core.similar import DRIFT, drift_message, near_index, near_matches, sibling_agent_files
 from memory_lens.core.stale import STALE, stale_findings
 
 
@@ -117,6 +117,12 @@ class FileEntries:
     @cached_property
     def entries(self) -> tuple[Entry, ...]:
         return tuple(parse(self.text).entries)
+
+    @cached_property
+    def near_index(self) -> dict[str, list[str]]:
+        """Its entries by how they start and end, for the near-duplicate search
+        (`similar.near_index`): made once, though a general file is compared with every file below it."""
+        return near_index(self.first_line)
 
     @property
     def has_duplicates(self) -> bool:
@@ -258,11 +264,10 @@ def near_redundant(own: FileEntries, general: Sequence[FileEntries], exact: Mapp
     mine = [k for k in own.first_line if k not in exact]
     found: dict[str, Finding] = {}
     for other in general:
-        theirs = list(other.first_line)
-        for i, j, score in near_matches(mine, theirs):
+        for i, theirs, score in near_matches(mine, other.near_index):
             key = mine[i]
             if key not in found:
-                start, line = own.first_line[key], other.first_line[theirs[j]]
+                start, line = own.first_line[key], other.first_line[theirs]
                 found[key] = Finding(own.path, start + 1, 1, REDUNDANT,
                                      f"redundant entry: nearly the same (similarity {score}%) as {other.path}:{line + 1}, "
                                      "which loads before this file", own.end_of(start) + 1,

@@ -3,24 +3,27 @@ general file (`redundant`, with the score), and two agents' files in one directo
 mostly the same text (`drift`).
 
 Bounded: only entries of at least `MIN_CHARS` characters are compared (below that, "use pnpm"
-and "use npm" score 93), each only with the entries of a length that can reach the cutoff (a
-window of the other file's entries sorted by length), which rapidfuzz's `process.extractOne`
-scans in C with that score cutoff.
+and "use npm" score 93), and each only with the entries of the other file that start or end
+with the same `ANCHOR` characters (found in a dict made once per file), which rapidfuzz's
+`process.extractOne` scores in C with the score cutoff. So a near copy edited at both ends
+("Always run the tests before pushing" and "Run the tests before pushing, always") is not
+found: comparing every pair cost the large benchmark tree's check twice its time
+(docs/performance.md).
 """
 
 from __future__ import annotations
 
 import os
-from bisect import bisect_left, bisect_right
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
-from rapidfuzz import fuzz, process
+from rapidfuzz.fuzz import ratio
+from rapidfuzz.process import extractOne as extract_one
 
 DRIFT = "drift"
 CUTOFF = 90  # rapidfuzz's fuzz.ratio (0-100) from which two entries say the same thing
 MIN_CHARS = 24
-MAX_STRETCH = 200 / CUTOFF - 1  # 1.22: two entries this much apart in length score under CUTOFF
+ANCHOR = 10  # entries compared: those that start, or end, with the same 10 characters
 # The agents' own file names that can be near-copies of one another in a directory (CLAUDE.local.md
 # is one person's, not a copy to bridge).
 AGENT_FILES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
@@ -30,27 +33,32 @@ DRIFT_SHARE = 0.5  # drift when the shared lines are at least half of all distin
 DRIFT_MIN_LINES = 3  # ... and at least this many
 
 
-def near_matches(own: Sequence[str], other: Sequence[str]) -> list[tuple[int, int, int]]:
-    """(index in OWN, index in OTHER, score) of each entry of OWN (normalised forms) nearly
-    the same as one of OTHER but not equal to it: its best match at or above `CUTOFF`. Each is
-    compared only with the entries of OTHER whose length allows the cutoff (fuzz.ratio is at most
-    2 * shorter / (both lengths), so the longer is at most `MAX_STRETCH` times the shorter)."""
-    choices = sorted((len(k), k, j) for j, k in enumerate(other) if len(k) >= MIN_CHARS)
-    if not choices:
+def near_index(keys: Iterable[str]) -> dict[str, list[str]]:
+    """KEYS of at least `MIN_CHARS` characters by their first and by their last `ANCHOR`
+    characters: what `near_matches` compares with (made once per file: `FileEntries.near_index`)."""
+    index: dict[str, list[str]] = {}
+    for k in keys:
+        if len(k) >= MIN_CHARS:
+            index.setdefault("<" + k[:ANCHOR], []).append(k)
+            index.setdefault(">" + k[-ANCHOR:], []).append(k)
+    return index
+
+
+def near_matches(own: Sequence[str], other: Mapping[str, list[str]]) -> list[tuple[int, str, int]]:
+    """(index in OWN, the entry of OTHER, score) of each entry of OWN (normalised forms) nearly
+    the same as one of OTHER (`near_index`) but not equal to it: its best match at or above
+    `CUTOFF`. Only entries that start or end alike (`ANCHOR` characters) are compared."""
+    if not other:
         return []
-    lengths = [n for n, _, _ in choices]
     found = []
     for i, key in enumerate(own):
-        n = len(key)
-        if n < MIN_CHARS:
+        if len(key) < MIN_CHARS:
             continue
-        lo, hi = bisect_left(lengths, n / MAX_STRETCH), bisect_right(lengths, n * MAX_STRETCH)
-        if lo >= hi:
-            continue
-        window = [k for _, k, _ in choices[lo:hi]]
-        best = process.extractOne(key, window, scorer=fuzz.ratio, score_cutoff=CUTOFF)
-        if best is not None and best[0] != key:
-            found.append((i, choices[lo + best[2]][2], int(round(best[1]))))
+        candidates = other.get("<" + key[:ANCHOR], []) + other.get(">" + key[-ANCHOR:], [])
+        if candidates:
+            best = extract_one(key, candidates, scorer=ratio, score_cutoff=CUTOFF)
+            if best is not None and best[0] != key:
+                found.append((i, best[0], int(round(best[1]))))
     return found
 
 

@@ -46,6 +46,7 @@ LOCKS = {"package-lock.json": "npm", "npm-shrinkwrap.json": "npm", "pnpm-lock.ya
 PROJECT_FILES = frozenset((PACKAGE_JSON, *MAKEFILES, *JUSTFILES, TOX_INI, NOXFILE, *LOCKS))
 
 _FENCE = re.compile(r"^ *(`{3,}|~{3,})")
+_HINT = re.compile(r"[`/]|\b(?:npm|pnpm|yarn|bun|tox|nox)\b", re.I)  # a line with none claims nothing
 _SPAN = re.compile(r"(`+)(.+?)\1")
 _SCRIPT = re.compile(r"\b(?:(npm|pnpm|yarn) run|(tox) -e|(nox) -s)\s+([\w:.,@/-]+)")
 _TARGET = re.compile(r"^(make|just)\s+(.*)$")  # code spans only: "make sure" is prose
@@ -66,6 +67,8 @@ def stale_findings(path: Path, text: str) -> list[tuple[int, int, str]]:
         return []
     found: list[tuple[int, int, str]] = []
     for number, line in _prose_lines(text):
+        if _HINT.search(line) is None:
+            continue
         for col, claim in _claims(line):
             message = _judge(claim, here, root)
             if message:
