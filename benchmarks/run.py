@@ -13,6 +13,8 @@
   server, its poller alone, MEMORY_LENS_WATCHER=poll)
 - check: diagnostics of every memory file (full) and after one file changes (incremental);
   typing in an open memory file; a full refresh
+- hygiene: `memory-lens check` of the tree with the stale, near-redundant and drift checks and
+  without them, alternated (ratio), and the re-check of one edited file (hygiene_bench.py)
 - rss_mb: peak resident memory after indexing: the server's, plus the private memory of its scan
   helper processes (their shared library pages are the server's too); initialize_ms: start to the
   initialize response, and its ratio to a bare `import pygls.lsp.server` (the floor; the median
@@ -52,6 +54,8 @@ TARGETS = {  # key in the results, comparison, limit (the issue's targets on the
     "check.full_ms": ("<=", 1000.0),
     "check.incremental_ms": ("<=", 20.0),
     "check.ratio_vs_agnix": ("<=", 0.5),
+    "hygiene.ratio": ("<=", 1.3),
+    "hygiene.recheck_ms": ("<=", 20.0),
     "rss_mb": ("<=", 100.0),
     "initialize.ratio_to_floor": ("<=", 1.15),
 }
@@ -156,6 +160,11 @@ def measure(args: argparse.Namespace, root: Path, manifest: dict, step, full: bo
         results["scan"] = bench_scan(root, manifest, settings, args.runs)
         step("check")
         results["check"] = bench_checks(root, manifest, settings, args.runs)
+        if full:
+            from hygiene_bench import bench_hygiene
+
+            step("hygiene: check with and without stale, near-redundant and drift")
+            results["hygiene"] = bench_hygiene(root, manifest, settings, args.runs)
         step("effective (in-process)")
         inprocess = bench_effective_inprocess(root, manifest, settings, args.passes)
         step("initialize")
