@@ -8,7 +8,7 @@ import type { ExplainResult } from '../src/protocol';
 // A matrix as `memory-lens explain /p/src/app.ts --format json` gives it (docs/lsp.md, memory/explain).
 const matrix: ExplainResult = {
   path: '/p/src/app.ts',
-  agents: ['gemini', 'claude', 'codex', 'copilot', 'cursor-next'],
+  agents: ['gemini', 'claude', 'codex', 'acme', 'cursor-next'],
   files: [
     { path: '/home/u/.gemini/GEMINI.md', uri: 'file:///home/u/.gemini/GEMINI.md', statuses: { gemini: { status: 'loaded' } } },
     {
@@ -22,7 +22,7 @@ const matrix: ExplainResult = {
     { path: '/p/.claude/rules/ts.md', statuses: { claude: { status: 'on-read', matchedBy: 'src/**/*.ts' } } },
     {
       path: '/p/.github/instructions/x.instructions.md', statuses: {
-        copilot: { status: 'requestable', matchedBy: 'src/**/*.ts' },
+        acme: { status: 'requestable', matchedBy: 'src/**/*.ts' },
         'cursor-next': { status: 'surprise' },
       },
     },
@@ -32,7 +32,7 @@ const matrix: ExplainResult = {
 describe('the Agents view rows', () => {
   const rows = agentRows(matrix, '/p', '/home/u');
   it('lists every agent in the server\'s order, known names labelled, unknown ones as sent', () => {
-    assert.deepEqual(rows.map((r) => r.label), ['Gemini CLI', 'Claude Code', 'Codex', 'copilot', 'cursor-next']);
+    assert.deepEqual(rows.map((r) => r.label), ['Gemini CLI', 'Claude Code', 'Codex', 'acme', 'cursor-next']);
   });
   it('gives each agent its files in load order, with a status icon and words', () => {
     const claude = rows[1];
@@ -71,7 +71,7 @@ describe('the agents status bar item', () => {
   });
   it('names them in the tooltip', () => {
     assert.equal(agentsStatusTooltip(matrix), '3 of 5 agents load instructions for app.ts: Gemini CLI, Claude Code, Codex\n'
-      + 'Nothing loaded by copilot, cursor-next\nClick to show the Agents view.');
+      + 'Nothing loaded by acme, cursor-next\nClick to show the Agents view.');
   });
   it('claude on read for app.ts but not for a file its paths: glob misses', () => {
     const py: ExplainResult = { path: '/p/tool.py', agents: ['claude'], files: [
