@@ -17,6 +17,10 @@ const libs = path.join(out, 'libs');
 const requirements = path.join(here, 'bundled-requirements.txt');
 /** Compiled dependencies the server imports only when present. */
 const OPTIONAL = new Set(['rignore', 'watchfiles']);
+/** Compiled dependencies with a pure-Python implementation inside their wheels (rapidfuzz's
+ * `*_py` modules, which it falls back to when its compiled ones are missing): a wheel of any one
+ * platform is vendored with its compiled files removed, so the bundle runs everywhere. */
+const PURE_FALLBACK = new Set(['rapidfuzz']);
 /** Dependencies of `memory-lens mcp` only (imported by that command): the language server never loads them. */
 const MCP_ONLY = new Set(['mcp']);
 
@@ -66,11 +70,22 @@ const python = findPython();
 fs.rmSync(out, { recursive: true, force: true });
 fs.mkdirSync(libs, { recursive: true });
 console.log(`bundle-server: vendoring pinned dependencies with ${python}`);
-execFileSync(python, [
+const pins = fs.readFileSync(requirements, 'utf8').split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean);
+const fallback = pins.filter((l) => PURE_FALLBACK.has(normalise(l.split(/[=<>!~ ;]/)[0])));
+const pip = (args) => execFileSync(python, [
   '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-compile', '--no-deps',
-  '--target', libs, '--python-version', '3.10', '--implementation', 'py', '--abi', 'none',
-  '--platform', 'any', '--only-binary=:all:', '-r', requirements,
+  '--target', libs, '--python-version', '3.10', '--only-binary=:all:', ...args,
 ], { stdio: 'inherit' });
+pip(['--implementation', 'py', '--abi', 'none', '--platform', 'any',
+  ...pins.filter((l) => !fallback.includes(l))]);
+if (fallback.length > 0) {
+  pip(['--implementation', 'cp', '--abi', 'cp310', '--platform', 'manylinux2014_x86_64', ...fallback]);
+  for (const entry of fs.readdirSync(libs, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile() && /\.(so|pyd|dylib)$/.test(entry.name)) {
+      fs.rmSync(path.join(entry.parentPath ?? entry.path, entry.name));
+    }
+  }
+}
 fs.rmSync(path.join(libs, 'bin'), { recursive: true, force: true });
 copyPackage(serverPackage, path.join(libs, 'memory_lens'));
 fs.copyFileSync(path.join(here, 'launch.py'), path.join(out, 'launch.py'));

@@ -22,6 +22,7 @@ from memory_lens.cli import main  # noqa: E402  (needs the path above)
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--check"]:
+        import memory_lens.core.similar  # noqa: F401  (rapidfuzz, vendored without its compiled files)
         import memory_lens.lsp.server  # noqa: F401
 
         print("memory-lens bundled server OK (Python %d.%d)" % sys.version_info[:2])
