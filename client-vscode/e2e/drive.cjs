@@ -1104,12 +1104,26 @@ async function main(page) {
     await until(`the Agents view for ${file}`, async () =>
       (await text(agentsPane.locator('.tree-explorer-viewlet-tree-view > .message').first()).catch(() => '')).includes(file)
       && (await agentsRows()).some((r) => r.level === 1), 30000);
-    // The message changes before the tree renders the new rows: wait until they stop changing.
+    // How many agents the server reports, from the status bar item's label ("5 agents, 5 of 6 agents load ...").
+    const total = await until('the agents status bar item\'s label', async () => {
+      const label = await page.locator('.statusbar-item-label[aria-label*="agents load instructions"]').first()
+        .getAttribute('aria-label').catch(() => '');
+      const m = /\d+ of (\d+) agents? load/.exec(label ?? '');
+      return m ? Number(m[1]) : false;
+    }, 20000);
+    // The message changes before the tree renders the new rows: wait until they stop changing and
+    // every agent's row is rendered, the agents folded (the list renders only the rows in view).
     const agents = await until(`the agents for ${file} rendered`, async () => {
       const before = JSON.stringify(await agentsRows());
       await page.waitForTimeout(1000);
       const rows = await agentsRows();
-      return JSON.stringify(rows) === before && rows.filter((r) => r.level === 1);
+      const top = rows.filter((r) => r.level === 1);
+      const open = top.find((r) => r.expanded === 'true');
+      if (open) { // folded, every agent's row fits in view
+        await agentRow(open.name).click();
+        return false;
+      }
+      return JSON.stringify(rows) === before && top.length === total && top;
     }, 30000);
     const matrix = {};
     for (const a of agents) {
