@@ -305,16 +305,22 @@ async def test_the_layout_and_notes_dir_options_reach_the_server(ws: Workspace, 
 
 
 def test_other_commands_do_not_load_the_mcp_sdk_or_the_notes_store(ws: Workspace, proj: Path) -> None:
+    """`show`, `list` and `--help` load neither; `check` reads the project's notes (a secret in a
+    note is a finding), never the MCP SDK."""
     import subprocess
     import sys
 
-    code = ("import sys\nfrom memory_lens.cli import main\n"
-            "for argv in (['show'], ['list'], ['check'], ['--help']):\n"
-            "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
-            "loaded = [m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'memory_lens.core.notes', 'sqlite3'))]\n"
-            "print(loaded)\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=proj, env=ws.env(), capture_output=True, text=True, timeout=60)
-    assert out.stdout.strip().splitlines()[-1] == "[]", out
+    def loaded(commands: str, prefixes: tuple[str, ...]) -> str:
+        code = ("import sys\nfrom memory_lens.cli import main\n"
+                f"for argv in {commands}:\n"
+                "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+                f"print([m for m in sys.modules if m == 'mcp' or m.startswith({prefixes!r})])\n")
+        out = subprocess.run([sys.executable, "-c", code], cwd=proj, env=ws.env(), capture_output=True, text=True,
+                             timeout=60)
+        return out.stdout.strip().splitlines()[-1]
+
+    assert loaded("(['show'], ['list'], ['--help'])", ("mcp.", "memory_lens.core.notes", "sqlite3")) == "[]"
+    assert loaded("(['check'],)", ("mcp.",)) == "[]"
 
 
 async def test_save_memory_into_a_project_whose_memory_file_links_out_is_refused(ws: Workspace, proj: Path) -> None:
