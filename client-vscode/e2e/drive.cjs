@@ -474,7 +474,11 @@ async function main(page) {
   const pathLinks = await page.locator('.editor-group-container.active .view-line', { hasText: '--- Context from: ' })
     .locator('.detected-link').count();
   check('every source path in the annotated form is a link', pathLinks >= 3, String(pathLinks));
-  await runLink.click({ modifiers: ['Control'] });
+  // The document is re-rendered when the server reports a change: a click on a line being replaced is retried.
+  await until('the entry link opened', async () => {
+    await runLink.click({ modifiers: ['Control'], timeout: 3000 }).catch(() => {});
+    return (await page.locator('.tab.active', { hasText: /^GEMINI\.md/ }).count()) > 0;
+  }, 30000);
   await page.locator('.tab.active', { hasText: /^GEMINI\.md/ }).first().waitFor({ timeout: 15000 });
   // (The cursor's line: the status bar may not show Ln/Col until the editor has focus.)
   await page.locator('.editor-group-container.active .line-numbers.active-line-number', { hasText: /^3$/ }).first()
