@@ -270,3 +270,12 @@ def portable_writes_only(environ: Mapping[str, str] | None = None) -> bool:
     `renameat2`) and take the path every system has, as on macOS and Windows. Meant for tests:
     the write suite runs once each way (`guarded_replace.LINUX_CALLS`, docs/reliability.md)."""
     return (os.environ if environ is None else environ).get(ENV_PORTABLE_WRITES) == "1"
+
+
+ENV_LOCK_DIR = "MEMORY_LENS_LOCK_DIR"
+
+
+def lock_dir_override(environ: Mapping[str, str] | None = None) -> Path | None:
+    """`MEMORY_LENS_LOCK_DIR`: where the writers' cross-process lock files go (`writer.lock_dir`)."""
+    value = (os.environ if environ is None else environ).get(ENV_LOCK_DIR, "")
+    return Path(value) if value else None

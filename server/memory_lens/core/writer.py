@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 LOCK_TIMEOUT_SECONDS = 30.0
-ENV_LOCK_DIR = "MEMORY_LENS_LOCK_DIR"
 _BOM_BYTES = BOM.encode("utf-8")
 
 
@@ -61,8 +60,10 @@ def lock_dir() -> Path:
 
     import platformdirs
 
-    override = os.environ.get(ENV_LOCK_DIR)
-    candidates = [Path(override)] if override else []
+    from memory_lens.core.settings import lock_dir_override
+
+    override = lock_dir_override()
+    candidates = [override] if override else []
     candidates.append(Path(platformdirs.user_cache_dir("memory-lens", appauthor=False)) / "locks")
     candidates.append(Path(tempfile.gettempdir()) / f"memory-lens-locks-{os.getuid() if hasattr(os, 'getuid') else 'user'}")
     for directory in candidates:
