@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import string
 
 _rng = random.Random(28)
@@ -153,3 +154,11 @@ def _misses() -> dict[str, str]:
 SECRETS = _secret_samples()
 LOOK_ALIKES = _look_alikes()
 MISSES = _misses()
+
+
+def never_echoed(output: str) -> None:
+    """No word of any sample (12 characters or more) appears in OUTPUT: a refusal names the kind
+    and the position of a secret, never the secret."""
+    for text in SECRETS.values():
+        for word in re.split(r"[\s\"'`=:@]+", text):
+            assert len(word) < 12 or word not in output, word

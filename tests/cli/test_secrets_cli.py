@@ -10,18 +10,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from secret_samples import LOOK_ALIKES, SECRETS
+from secret_samples import LOOK_ALIKES, SECRETS, never_echoed
 
 if TYPE_CHECKING:
     from sandbox import Workspace
 
 KEY = SECRETS["aws access key id"]  # "Deploy with access key AKIA... in prod": the key at column 24
-
-
-def never_echoed(output: str) -> None:
-    for text in SECRETS.values():
-        for word in re.split(r"[\s\"'`=:@]+", text):
-            assert len(word) < 12 or word not in output, word
 
 
 @pytest.mark.parametrize("name", ["aws access key id", "rsa private key", "basic auth url", "slack webhook",

@@ -5,24 +5,17 @@ cover it. Samples: tests/secret_samples.py."""
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import mcp_types as types
 
-from secret_samples import SECRETS
+from secret_samples import SECRETS, never_echoed
 from test_mcp_server import Elicitations, call, fails, session
 
 if TYPE_CHECKING:
     from sandbox import Workspace
 
 KEY = SECRETS["github personal token"]  # "Use token ghp_...": the token at column 11
-
-
-def never_echoed(output: str) -> None:
-    for text in SECRETS.values():
-        for word in re.split(r"[\s\"'`=:@]+", text):
-            assert len(word) < 12 or word not in output, word
 
 
 async def test_every_sample_is_refused_without_a_form_and_nothing_is_written(ws: Workspace) -> None:

@@ -14,16 +14,6 @@ from memory_lens.core.agents.common import rust_trim
 from memory_lens.core.settings import resolve_settings
 
 
-@pytest.fixture()
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    monkeypatch.setenv("HOME", str(h))
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    return h
-
-
 def repo(tmp_path: Path, name: str = "repo") -> Path:
     root = tmp_path / name
     (root / ".git").mkdir(parents=True)

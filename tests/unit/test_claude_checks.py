@@ -7,20 +7,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 
 from memory_lens.core.agents import claude
 from memory_lens.core.agents.budget import check_targets, file_agent_findings
 from memory_lens.core.settings import Settings
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    monkeypatch.setenv("HOME", str(h))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    return h
 
 
 def write(path: Path, text: str) -> Path:
