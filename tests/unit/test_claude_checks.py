@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-
 from memory_lens.core.agents import claude
 from memory_lens.core.agents.budget import check_targets, file_agent_findings
 from memory_lens.core.settings import Settings
