@@ -59,3 +59,34 @@ def test_a_rule_matching_a_file_or_not_scoped_gets_nothing(ws: Workspace) -> Non
     ws.write("p/.claude/rules/all.md", "- no paths: loads at start\n")
     result = ws.run("check", str(ws.path("p")))
     assert result.stdout == "" and result.rc == 0
+
+
+def test_copilot_instructions_files_get_the_same_checks_one_finding_each(ws: Workspace) -> None:
+    ws.project("p")
+    ws.write("p/src/app.ts", "x\n")
+    i = "p/.github/instructions"
+    ws.write(f"{i}/ts.instructions.md", "---\napplyTo: 'src/**/*.ts, /src/app.ts'\n---\n- typed\n")  # matches
+    ws.write(f"{i}/all.instructions.md", "---\napplyTo: '**'\n---\n- at start\n")
+    ws.write(f"{i}/docs.instructions.md", "---\napplyTo: 'docs/**/*.md, *.go'\n---\n- docs\n")  # matches nothing
+    ws.write(f"{i}/boom.instructions.md", f"---\ndescription: b\napplyTo: '{EXPLODING}'\n---\n- b\n")
+    ws.write(f"{i}/open.instructions.md", "---\napplyTo: src/**\n- never closed\n")
+    ws.write(f"{i}/binary.instructions.md", b"\x00\x01\x02 not text")
+    ws.write(f"{i}/huge.instructions.md", b"---\napplyTo: src/**\n---\n" + b"- x\n" * (5 * 1024 * 1024 + 1))
+    ws.write(f"{i}/notes.md", "---\napplyTo: nothing/*\n---\nnot an instructions file\n")
+    result = ws.run("check", str(ws.path("p")))
+    p = ws.path("p")
+    assert result.stdout.splitlines() == [
+        f"{p}/{i[2:]}/binary.instructions.md:1:1: warning: copilot: a binary file (NUL bytes), not text: Copilot "
+        "CLI cannot use it as a rule [encoding]",
+        f"{p}/{i[2:]}/boom.instructions.md:3:1: warning: copilot: the glob `{EXPLODING[:77]}...` of applyTo "
+        "expands to 1,048,576 patterns (over 1,024): braces multiply; write fewer alternatives [invalid-glob]",
+        f"{p}/{i[2:]}/docs.instructions.md:2:1: information: copilot: no file in the workspace matches applyTo "
+        "`docs/**/*.md`, `*.go`: Copilot CLI never applies this rule [rule-matches-nothing]",
+        f"{p}/{i[2:]}/huge.instructions.md:1:1: warning: copilot: 20971548 bytes, over the 16777216 bytes Memory "
+        "Lens reads of a rules file: not checked [too-large]",
+        f"{p}/{i[2:]}/open.instructions.md:1:1: warning: copilot: the front matter opened by --- on line 1 is "
+        "never closed: Copilot CLI reads no applyTo and attaches the whole file at start [frontmatter]",
+    ]
+    assert result.rc == 0
+    only_others = ws.run("check", "--agent", "cursor", str(ws.path("p")))
+    assert "copilot:" not in only_others.stdout

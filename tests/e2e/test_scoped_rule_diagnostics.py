@@ -1,4 +1,5 @@
-"""Diagnostics of scoped rules files once opened (`.cursor/rules/*.mdc`, `.claude/rules/*.md`): the
+"""Diagnostics of scoped rules files once opened (`.cursor/rules/*.mdc`, `.claude/rules/*.md`,
+`.github/instructions/*.instructions.md`): the
 same findings as `memory-lens check FILE`, one per bad input, and the rest of the view still shown."""
 
 from __future__ import annotations
@@ -31,6 +32,14 @@ async def test_each_bad_rules_file_gets_one_diagnostic(ws: Workspace, start: Sta
                                              [(1, "rule-matches-nothing", "cursor")]),
         "work/proj/.claude/rules/broken.md": ("---\npaths: [src/**\n---\n- x\n", [(0, "frontmatter", "claude")]),
         "work/proj/.claude/rules/ok.md": ("---\npaths: src/**/*.ts\n---\n- typed\n", []),
+        "work/proj/.github/instructions/boom.instructions.md": (f"---\napplyTo: '{EXPLODING}'\n---\n- b\n",
+                                                               [(1, "invalid-glob", "copilot")]),
+        "work/proj/.github/instructions/go.instructions.md": ("---\napplyTo: lib/**/*.go\n---\n- go\n",
+                                                             [(1, "rule-matches-nothing", "copilot")]),
+        "work/proj/.github/instructions/open.instructions.md": ("---\napplyTo: src/**\n- x\n",
+                                                               [(0, "frontmatter", "copilot")]),
+        "work/proj/.github/instructions/binary.instructions.md": (b"\x00 not text", [(0, "encoding", "copilot")]),
+        "work/proj/.github/instructions/ts.instructions.md": ("---\napplyTo: 'src/**/*.ts'\n---\n- ts\n", []),
     }
     for rel, (content, _) in files.items():
         ws.write(rel, content)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory_lens.core.agents import agent_view, copilot
+from memory_lens.core.agents.scoped import GlobError
 from memory_lens.core.settings import resolve_settings
 
 
@@ -151,8 +152,44 @@ def test_pattern_match(pattern: str, rel: str, hit: str | None) -> None:
 
 
 def test_exploding_braces_match_nothing_in_bounded_time() -> None:
-    assert copilot.expand_braces("{a,b}" * 20) is None
+    with pytest.raises(GlobError, match="expands to 1,048,576 patterns"):
+        copilot.compile_glob("{a,b}" * 20)  # counted, never expanded
     assert copilot.pattern_match("{a,b}" * 20, "ab" * 10) is None
+
+
+@pytest.mark.parametrize("pattern, rel, hit", [
+    ("[!].md", "!.md", "[!].md"), ("[z-a].md, *.md", "a.md", "*.md"), ("src/**/*.{ts,tsx}", "src/a/b.tsx",
+                                                                          "src/**/*.{ts,tsx}"),
+])
+def test_classes_no_regular_expression_takes_match_nothing_and_crash_nothing(pattern: str, rel: str,
+                                                                             hit: str | None) -> None:
+    assert copilot.pattern_match(pattern, rel) == hit
+
+
+def rule_of(tmp_path: Path, text: str):
+    return copilot.scoped_rule(tmp_path / ".github" / "instructions" / "x.instructions.md", text)
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("---\napplyTo: src/**\nno end\n", "the front matter opened by --- on line 1 is never closed"),
+    ("---\napplyTo: [src/**\n---\nx\n", "applyTo [src/** opens a list it never closes"),
+    ("---\napplyTo: 'src/**\n---\nx\n", "applyTo 'src/** opens a quote it never closes"),
+    ("---\napplyTo: 5\n---\nx\n", "applyTo is 5, not a string or list: Copilot CLI attaches this file at start"),
+])
+def test_front_matter_copilot_cannot_read_as_meant_is_one_problem(tmp_path: Path, text: str, problem: str) -> None:
+    rule, found = rule_of(tmp_path, text)
+    assert rule is None and found.startswith(problem)
+
+
+def test_an_instructions_file_as_a_scoped_rule(tmp_path: Path) -> None:
+    for always in ("---\napplyTo: '**'\n---\nx", "no front matter", "---\napplyTo: '*.ts'\nexcludeAgent: "
+                   "coding-agent\n---\nx"):
+        assert rule_of(tmp_path, always) == (None, "")
+    rule, problem = rule_of(tmp_path, "\ufeff---\ndescription: d\napplyTo: 'src/**/*.ts, {a,b}{c,d}, [z-a]'\n---\nx")
+    assert problem == "" and rule is not None
+    assert (rule.agent, rule.key, rule.line, rule.base) == ("copilot", "applyTo", 3, tmp_path)
+    assert [g for g, _ in rule.matchers] == ["src/**/*.ts", "{a,b}{c,d}"]
+    assert [g for g, _ in rule.problems] == ["[z-a]"]
 
 
 def test_home_instructions_sorted_and_custom_dirs(tmp_path: Path, env: dict[str, str]) -> None:

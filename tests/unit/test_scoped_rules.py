@@ -26,7 +26,7 @@ def test_brace_glob_matches_as_minimatch_does(glob: str, path: str, hit: bool) -
 @pytest.mark.parametrize(("glob", "why"), [
     ("", "is empty"), ("  ", "is empty"), ("/src/*.ts", "is absolute"), ("C:/x/*.ts", "is absolute"),
     ("{a,b}" * 20, "expands to 1,048,576 patterns"), ("{a,b,c,d}" * 6, "expands to 4,096 patterns"),
-    ("x" * 5000, "characters long"),
+    ("x" * 5000, "characters long"), ("[z-a].ts", "is not a valid glob"),
 ])
 def test_globs_the_agent_rejects_or_that_explode(glob: str, why: str) -> None:
     with pytest.raises(GlobError, match=why):
@@ -105,3 +105,28 @@ def scoped_walk_filters() -> bool:
     from memory_lens.core.scan import rignore_available
 
     return rignore_available()  # the pure-Python walker gives every path (a superset)
+
+
+def test_claude_paths_anchored_at_the_base_match_its_files(tmp_path: Path) -> None:
+    from memory_lens.core.agents.claude_rules import scoped_rule
+
+    rule, _ = scoped_rule(tmp_path / ".claude" / "rules" / "r.md", "---\npaths: /x.py\n---\nx\n")
+    assert rule is not None
+    assert nothing_matched([rule], tmp_path, ["x.py"]) == []
+
+
+def test_claude_md_excludes_take_picomatch_braces_and_classes() -> None:
+    from memory_lens.core.agents.claude_rules import glob_matcher
+
+    match = glob_matcher(["/home/**/{a,b}.md", "/x/[cd].md", "{q,r}" * 20])
+    assert match("/home/me/p/a.md") and match("/x/d.md")
+    assert not match("/home/me/p/c.md") and not match("/x/e.md")
+
+
+@pytest.mark.parametrize(("glob", "path", "minimatch", "spanning"), [
+    ("a**/b", "ax/y/b", False, True), ("**/*.ts", "a/b.ts", True, True), ("src/**", "src/a/b", True, True),
+])
+def test_one_translation_two_dialects_of_a_star_star_inside_a_name(glob: str, path: str, minimatch: bool,
+                                                                   spanning: bool) -> None:
+    assert bool(scoped.compile_glob(glob).fullmatch(path)) is minimatch
+    assert bool(scoped.compile_glob(glob, star_star_in_names=True).fullmatch(path)) is spanning

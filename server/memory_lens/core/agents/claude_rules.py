@@ -18,7 +18,7 @@ from typing import Callable
 
 import pathspec
 
-from memory_lens.core.agents.scoped import ScopedRule
+from memory_lens.core.agents.scoped import GlobError, ScopedRule, compile_glob
 
 _OPEN = re.compile(r"\A---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.M)
@@ -129,30 +129,17 @@ def invalid_globs(globs: tuple[str, ...]) -> list[str]:
 
 
 def glob_matcher(patterns: list[str]) -> Callable[[str], bool]:
-    """A test of an absolute path against picomatch-style PATTERNS (`**`, `*`, `?`, dot files)."""
-    regexes = [re.compile(_translate(p)) for p in patterns if not p.startswith("!")]
+    """A test of an absolute path against picomatch-style PATTERNS (`**`, `*`, `?`, `[...]`,
+    `{a,b}`, dot files; the shared dialect of core/agents/scoped.py, where a `**` inside a name
+    spans directories too). A pattern past the shared bounds matches nothing."""
+    regexes = []
+    for p in patterns:
+        if not p.startswith("!"):
+            try:
+                regexes.append(compile_glob(p, star_star_in_names=True))
+            except GlobError:
+                pass
     return lambda path: any(r.fullmatch(path) for r in regexes)
-
-
-def _translate(glob: str) -> str:
-    out, i = [], 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return "".join(out)
 
 
 def scoped_rule(path: Path, text: str) -> tuple[ScopedRule | None, str]:

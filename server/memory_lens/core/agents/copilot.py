@@ -27,9 +27,11 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
 
+from memory_lens.core.agents import scoped
 from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw
 
 AGENT = "copilot"
@@ -285,74 +287,71 @@ def compose(found: list[Found]) -> str:
     return tagged or others
 
 
-MAX_ALTERNATIVES = 256  # brace expansion bound: `{a,b}{c,d}...` x20 would be a million patterns
+def compile_glob(glob: str) -> re.Pattern[str]:
+    """One glob of an `applyTo` as Memory Lens reads it (Copilot CLI leaves the matching to its
+    model): the shared brace dialect (core/agents/scoped.py), where a `**` inside a name spans
+    directories too; a glob without a `/` (bar a trailing one) matches the file's name at any
+    depth, a leading `/` anchors it at the base, a trailing `/` means all below. GlobError past
+    the shared bounds (its braces expand to over 1,024 patterns, ...): it matches nothing."""
+    anchored = glob.startswith("/") or "/" in glob.rstrip("/")
+    body = glob.lstrip("/")
+    body = body.rstrip("/") + "/**" if body.endswith("/") else body
+    return scoped.compile_glob(body, star_star_in_names=True, prefix="" if anchored else "(?:.*/)?")
 
 
-def expand_braces(glob: str) -> list[str] | None:
-    """GLOB with its `{a,b}` groups expanded (nested ones too); None past MAX_ALTERNATIVES."""
-    out, todo = [], [glob]
-    while todo:
-        g = todo.pop()
-        m = re.search(r"\{([^{}]*)\}", g)
-        if m is None or "," not in m.group(1):
-            out.append(g)
-        else:
-            todo += [g[:m.start()] + alt + g[m.end():] for alt in m.group(1).split(",")]
-        if len(out) + len(todo) > MAX_ALTERNATIVES:
-            return None
-    return out
-
-
-def _regex(glob: str) -> str:
-    out, i = [], 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif glob[i] == "[" and (end := glob.find("]", i + 2)) > 0:
-            body = glob[i + 1:end]
-            out.append("[" + ("^" + body[1:] if body[:1] in "!^" else body).replace("\\", "\\\\") + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return "".join(out)
-
-
-def split_pattern(pattern: str) -> list[str]:
-    """PATTERN's comma separated globs, trimmed; a comma inside `{...}` does not split."""
-    out, depth, part = [], 0, []
-    for ch in pattern:
-        depth += (ch == "{") - (ch == "}" and depth > 0)
-        if ch == "," and depth == 0:
-            out.append("".join(part))
-            part = []
-        else:
-            part.append(ch)
-    return [g.strip() for g in [*out, "".join(part)] if g.strip()]
+@lru_cache(maxsize=1024)
+def _compiled(glob: str) -> re.Pattern[str] | None:
+    """GLOB compiled (None: it matches nothing); kept: explain matches the same patterns for
+    every file the editor opens."""
+    try:
+        return compile_glob(glob)
+    except scoped.GlobError:
+        return None
 
 
 def pattern_match(pattern: str, rel: str) -> str | None:
-    """The first glob of PATTERN (comma separated, braces expanded) matching REL, a `/` path
-    relative to the pattern's base; None when none does. A glob without a `/` (bar a trailing
-    one) matches the file's name at any depth; a leading `/` anchors it at the base."""
-    for glob in split_pattern(pattern):
-        for alt in expand_braces(glob) or []:
-            anchored = alt.startswith("/") or "/" in alt.rstrip("/")
-            body = alt.lstrip("/")
-            regex = _regex(body.rstrip("/") + ("/**" if body.endswith("/") else ""))
-            if re.fullmatch(regex if anchored else f"(?:.*/)?{regex}", rel):
-                return glob
+    """The first glob of PATTERN (split on commas outside braces) matching REL, a `/` path
+    relative to the pattern's base; None when none does."""
+    for glob in scoped.split_commas(pattern):
+        regex = _compiled(glob)
+        if regex is not None and regex.fullmatch(rel):
+            return glob
     return None
+
+
+def scoped_rule(path: Path, text: str) -> tuple[scoped.ScopedRule | None, str]:
+    """Instructions file PATH (TEXT) as a scoped rule for core/agents/scoped.py (None: it applies
+    at start, or `excludeAgent` leaves it out), and its front matter problem, if any: front matter
+    never closed (none, so the file applies at start), an `applyTo` that is no string or list
+    (so too), a list or a quote opened and never closed (the pattern is read as written)."""
+    text = text[1:] if text.startswith("\ufeff") else text
+    opened = _OPEN.match(text)
+    closed = _CLOSE.search(text, opened.end()) if opened else None
+    if opened and not closed:
+        return None, ("the front matter opened by --- on line 1 is never closed: Copilot CLI reads no applyTo "
+                      "and attaches the whole file at start")
+    head = text[opened.end():closed.start()].splitlines() if opened and closed else []
+    line, raw = next(((i, m.group(1).strip()) for i, ln in enumerate(head, 2)
+                      if (m := re.match(r"applyTo[ \t]*:(.*)$", ln))), (1, ""))
+    fm = front_matter(text, "applyTo")
+    problem = ""
+    if raw.startswith("[") and not raw.endswith("]"):
+        problem = f"applyTo {raw} opens a list it never closes: Copilot CLI reads it as one pattern, [ included"
+    elif raw[:1] and raw[:1] in "\"'" and (len(raw) < 2 or raw[-1] != raw[0]):
+        problem = f"applyTo {raw} opens a quote it never closes: the pattern is read with the quote in it"
+    elif raw and fm.pattern is None:
+        problem = f"applyTo is {raw}, not a string or list: Copilot CLI attaches this file at start"
+    if problem or fm.excluded or fm.pattern is None or fm.pattern.strip() in ALWAYS:
+        return None, problem  # one finding for broken front matter, not one more per glob
+    good, bad = [], []
+    for glob in scoped.split_commas(fm.pattern):
+        try:
+            good.append((glob, compile_glob(glob).fullmatch))
+        except scoped.GlobError as err:
+            bad.append((glob, str(err)))
+    where = scoped.rule_folder(path)
+    return scoped.ScopedRule(path, AGENT, "Copilot CLI", "applyTo", line, where[0] if where else path.parent,
+                             tuple(good), tuple(bad)), problem
 
 
 def _status(item: Found, file: Path | None) -> AgentSource:

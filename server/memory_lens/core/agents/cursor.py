@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Mapping
 
 from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw
-from memory_lens.core.agents.scoped import GlobError, ScopedRule, brace_glob
+from memory_lens.core.agents.scoped import GlobError, ScopedRule, brace_glob, split_commas
 
 AGENT = "cursor"
 LABEL = "Cursor"
@@ -119,21 +119,6 @@ def _globs(value: str, rest: list[str]) -> list[str]:
             break
         items.append(_scalar(m.group(1).strip()))
     return [g for g in items if g]
-
-
-def split_commas(value: str) -> list[str]:
-    """VALUE split at the commas outside braces."""
-    out, depth, start = [], 0, 0
-    for i, c in enumerate(value):
-        if c == "{":
-            depth += 1
-        elif c == "}" and depth:
-            depth -= 1
-        elif c == "," and not depth:
-            out.append(value[start:i])
-            start = i + 1
-    out.append(value[start:])
-    return [v for v in (p.strip() for p in out) if v]
 
 
 def compile_globs(globs: tuple[str, ...]) -> tuple[list[tuple[str, re.Pattern[str]]], list[tuple[str, str]]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from memory_lens.core.agents import claude_rules, cursor
+from memory_lens.core.agents import claude_rules, copilot, cursor
 from memory_lens.core.agents.common import decode_lossy, read_raw
 from memory_lens.core.agents.scoped import (
     ScopedRule,
@@ -21,7 +21,7 @@ from memory_lens.core.checks import ENCODING, FRONTMATTER, TOO_LARGE, Finding, u
 RULE_READ_LIMIT = 16 * 1024 * 1024  # a rules file larger than this is not read (`too-large`)
 HEAD_BYTES = 1 << 20  # what is read of a rules file to find its front matter
 PARSERS: dict[str, Callable[[Path, str], tuple[ScopedRule | None, str]]] = {
-    "claude": claude_rules.scoped_rule, "cursor": cursor.scoped_rule}
+    "claude": claude_rules.scoped_rule, "cursor": cursor.scoped_rule, "copilot": copilot.scoped_rule}
 
 
 def read_rules(paths: Iterable[Path]) -> tuple[list[ScopedRule], list[Finding]]:

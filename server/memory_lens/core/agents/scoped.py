@@ -1,5 +1,6 @@
 """Scoped rules: rules files that apply only to the files their globs match, checked alike for
-every agent (Claude Code's `.claude/rules` with `paths:`, Cursor's `.cursor/rules` with `globs`).
+every agent (Claude Code's `.claude/rules` with `paths:`, Cursor's `.cursor/rules` with `globs`,
+Copilot CLI's `.github/instructions/**/*.instructions.md` with `applyTo`).
 
 Each agent reads its own rules files into `ScopedRule`s (its globs compiled in its own dialect,
 with the globs it would reject); this module turns them into findings:
@@ -28,8 +29,11 @@ MAX_GLOB_CHARS = 4096
 MAX_WALK_FILES = 200_000
 MAX_TESTS = 1_000_000
 
-# The rules folders: (folder holding them, extensions, agent, label); each agent's parser: rule_files.py.
-RULE_FOLDERS = ((".claude", (".md",), "claude", "Claude Code"), (".cursor", (".mdc", ".md"), "cursor", "Cursor"))
+# The rules folders: (folder holding them, its subfolder, name endings, agent, label); each agent's
+# parser: rule_files.py. Copilot CLI matches the ending without regard to case.
+RULE_FOLDERS = ((".claude", "rules", (".md",), "claude", "Claude Code"),
+                (".cursor", "rules", (".mdc", ".md"), "cursor", "Cursor"),
+                (".github", "instructions", (".instructions.md",), "copilot", "Copilot CLI"))
 
 Matcher = Callable[[str], bool]  # a path relative to the rule's base, with `/`
 
@@ -49,14 +53,15 @@ class ScopedRule:
 
 
 def rule_folder(path: Path) -> tuple[Path, str, str] | None:
-    """For a rules file PATH (`<base>/.claude/rules/**/*.md`, `<base>/.cursor/rules/**/*.mdc`):
-    its base directory, agent and label; None for any other path."""
+    """For a rules file PATH (`<base>/.claude/rules/**/*.md`, `<base>/.cursor/rules/**/*.mdc`,
+    `<base>/.github/instructions/**/*.instructions.md`): its base directory, agent and label;
+    None for any other path."""
     parts = path.parts
-    for holder, exts, agent, label in RULE_FOLDERS:
-        if not path.name.endswith(exts):
+    for holder, sub, exts, agent, label in RULE_FOLDERS:
+        if not (path.name.lower() if agent == "copilot" else path.name).endswith(exts):
             continue
         for i in range(len(parts) - 3, -1, -1):
-            if parts[i] == holder and parts[i + 1] == "rules":
+            if parts[i] == holder and parts[i + 1] == sub:
                 return Path(*parts[:i]) if i else Path(parts[0]), agent, label
     return None
 
@@ -124,7 +129,7 @@ def _literal_tail(glob: str) -> str:
     """The text GLOB ends with after its last wildcard (`*`, `?`, a class, braces, an escape):
     every path it matches ends so, or is below a directory that does ("" when that cannot be
     said: a glob of directories only, `dir/`)."""
-    tail = re.split(r"[*?\]}\\]", glob)[-1]
+    tail = re.split(r"[*?\]}\\]", glob.lstrip("/"))[-1]  # a leading `/` anchors (Claude Code, Copilot)
     return "" if "[" in tail or "{" in tail or tail.endswith("/") else tail
 
 
@@ -170,24 +175,52 @@ class GlobError(ValueError):
 
 
 def brace_glob(glob: str) -> re.Pattern[str]:
-    """GLOB as one regular expression over a relative path with `/`: `**` any directories, `*`
-    and `?` within one name, `[...]` a class, `{a,b}` alternatives (nested too; one without a
-    comma is literal), a `{` or `[` not closed is literal. GlobError for an empty or absolute
-    glob, or one that expands to more than MAX_EXPANSIONS patterns."""
+    """GLOB in Cursor's dialect (minimatch, as VS Code matches `globs`): `compile_glob`, and
+    GlobError for an empty or absolute glob."""
     if not glob.strip():
         raise GlobError("is empty: it matches nothing")
-    if len(glob) > MAX_GLOB_CHARS:
-        raise GlobError(f"is {len(glob)} characters long: Memory Lens reads globs of at most {MAX_GLOB_CHARS}")
     if glob.startswith("/") or re.match(r"[A-Za-z]:[\\/]", glob):
         raise GlobError("is absolute: globs are relative to the project, so it matches nothing")
-    regex, count, _ = _translate(glob, 0, False)
+    return compile_glob(glob)
+
+
+def compile_glob(glob: str, star_star_in_names: bool = False, prefix: str = "") -> re.Pattern[str]:
+    """GLOB as one regular expression over a relative path with `/` (PREFIX before it): `**` any
+    directories, `*` and `?` within one name, `[...]` a class, `{a,b}` alternatives (nested too;
+    one without a comma is literal), a `{` or `[` not closed is literal. The dialects differ in
+    one point: a `**` inside a name (`a**`) is `*` (minimatch), or with STAR_STAR_IN_NAMES spans
+    directories (Copilot's `applyTo` as Memory Lens reads it, picomatch for `claudeMdExcludes`).
+    GlobError for a glob over MAX_GLOB_CHARS, one that expands to more than MAX_EXPANSIONS
+    patterns (counted, never expanded), or a class no regular expression takes (`[z-a]`)."""
+    if len(glob) > MAX_GLOB_CHARS:
+        raise GlobError(f"is {len(glob)} characters long: Memory Lens reads globs of at most {MAX_GLOB_CHARS}")
+    regex, count, _ = _translate(glob, 0, False, star_star_in_names)
     if count > MAX_EXPANSIONS:
         raise GlobError(f"expands to {count:,} patterns (over {MAX_EXPANSIONS:,}): braces multiply; "
                         "write fewer alternatives")
-    return re.compile(regex, re.S)
+    try:
+        return re.compile(prefix + regex, re.S)
+    except re.error as err:
+        raise GlobError(f"is not a valid glob ({err.msg}): it matches nothing") from None
 
 
-def _translate(glob: str, i: int, nested: bool) -> tuple[str, int, int]:
+def split_commas(value: str) -> list[str]:
+    """VALUE split at the commas outside braces, each part trimmed, empty ones left out (a
+    comma-separated `globs` or `applyTo`)."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(value):
+        if c == "{":
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+        elif c == "," and not depth:
+            out.append(value[start:i])
+            start = i + 1
+    out.append(value[start:])
+    return [v for v in (p.strip() for p in out) if v]
+
+
+def _translate(glob: str, i: int, nested: bool, star_star_in_names: bool) -> tuple[str, int, int]:
     """The regex of GLOB from I up to its end, or (NESTED) to a `,` or `}` at this level; how many
     patterns it expands to; where it stopped."""
     out: list[str] = []
@@ -201,13 +234,10 @@ def _translate(glob: str, i: int, nested: bool) -> tuple[str, int, int]:
             j = i + 2
             while j < n and glob[j] == "*":
                 j += 1
-            at_start = i == 0 or glob[i - 1] == "/"
+            at_start = star_star_in_names or i == 0 or glob[i - 1] == "/"
             if at_start and glob.startswith("/", j):
                 out.append("(?:[^/]*/)*")
                 i = j + 1
-            elif at_start and j == n and i > 0:
-                out.append(".*")
-                i = j
             else:
                 out.append(".*" if at_start else "[^/]*")
                 i = j
@@ -231,7 +261,7 @@ def _translate(glob: str, i: int, nested: bool) -> tuple[str, int, int]:
         elif c == "{":
             alts, total, j, closed = [], 0, i + 1, False
             while j < n:
-                regex, k, j = _translate(glob, j, True)
+                regex, k, j = _translate(glob, j, True, star_star_in_names)
                 alts.append(regex)
                 total += k
                 if j < n and glob[j] == ",":
