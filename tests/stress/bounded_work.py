@@ -8,13 +8,17 @@ lock and cache directories):
          Runs `show` (text, json, annotated, --agent claude), `check`, and over the language server
          `memory/effective`, hover, code lens, document links and the diagnostics of GEMINI.md.
   storm  a 10 MB open GEMINI.md of one line repeated: `documentSymbol`, then 30 full and 30
-         incremental changes of the buffer, each followed by a `memory/effective` request.
+         incremental changes of the buffer (one every 100 ms; each incremental one inserts an
+         `@missing-N.md` line), with a `memory/effective` request 20 ms after each answer. After
+         it, the buffer's `import-not-found` diagnostics must be on the lines where the client's
+         own copy of the text has those imports: the server's text is the client's.
 
 Checks outcomes, not times: every output is bounded (under --max-output bytes), the bomb's views
 carry Memory Lens's one import-bound marker or warning, every process stays under --max-rss MB
 (peak resident memory, where the system reports it) and ends within --timeout seconds (a safety
 net against a hang, not a timing assertion). Prints each step's wall time and peak memory, and
-the storm's `memory/effective` latencies (p50, p95, max). Exits 1 when a check fails.
+the storm's `memory/effective` latencies (p50, p95, p99, max) with the buffer open and no changes,
+during the full changes and during the incremental ones. Exits 1 when a check fails.
 
 Not collected by pytest (the name does not start with `test_`). Run it from the repository root:
 
@@ -28,6 +32,7 @@ import argparse
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -140,10 +145,15 @@ class Client:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _send(self, message: dict[str, Any]) -> None:
-        body = json.dumps(message).encode()
+        self.send_parts([json.dumps(message).encode()])
+
+    def send_parts(self, parts: list[bytes]) -> None:
+        """Send one message whose body is PARTS joined."""
         with self.lock:
             assert self.proc.stdin is not None
-            self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % sum(map(len, parts)))
+            for part in parts:
+                self.proc.stdin.write(part)
             self.proc.stdin.flush()
 
     def _read(self) -> None:
@@ -196,11 +206,13 @@ class Client:
                                  "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}]}, timeout)
         self.notify("initialized", {})
 
-    def diagnostics(self, uri: str, timeout: float) -> list:
+    def diagnostics(self, uri: str, timeout: float, version: int | None = None) -> list:
+        """The next diagnostics published for URI (of VERSION of its buffer, when given)."""
         deadline = time.monotonic() + timeout
         while True:
             note = self.notes.get(timeout=max(deadline - time.monotonic(), 0.01))
-            if note.get("method") == "textDocument/publishDiagnostics" and note["params"]["uri"] == uri:
+            if (note.get("method") == "textDocument/publishDiagnostics" and note["params"]["uri"] == uri
+                    and version in (None, note["params"].get("version"))):
                 return note["params"]["diagnostics"]
 
     def stop(self) -> float | None:
@@ -281,49 +293,76 @@ def storm(report: Report, root: Path, megabytes: int, timeout: float) -> None:
     text = line * (megabytes * 1_000_000 // len(line))
     print(f"storm: a {len(text)}-byte open GEMINI.md of one line repeated; 30 full and 30 incremental changes")
     client = Client(env, proj)
+    uri = (proj / "GEMINI.md").as_uri()
+    # The full changes' bodies are built from the text escaped once, and written in parts: a
+    # client thread encoding 10 MB of JSON would hold this process's GIL, and the reader thread
+    # would see answers late.
+    escaped = json.dumps(text).encode()[1:-1]
+    phase = ["quiet"]
     try:
         client.start(proj, timeout)
-        uri = (proj / "GEMINI.md").as_uri()
         client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "markdown",
                                                                 "version": 1, "text": text}})
         doc = {"textDocument": {"uri": uri}}
         seconds, result, size = client.call("textDocument/documentSymbol", doc, timeout)
         report.step("documentSymbol", seconds, None, size)
         report.check(len(result) <= 2000, "documentSymbol: at most 2000 symbols")
-        quiet = probe(client, doc, timeout, lambda done: done < 60)  # the same requests, no changes meanwhile
-        done = threading.Event()
+        latencies = probe(client, doc, timeout, phase, lambda done: done < 60)  # the same requests, no changes
+        lines = text.splitlines(True)  # the client's text, changed as the server's should be
 
         def changes() -> None:  # one change every 100 ms, as an editor sends them
             for version in range(2, 62):
+                head = b'{"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": '
+                head += json.dumps({"uri": uri, "version": version}).encode() + b', "contentChanges": ['
                 if version < 32:
-                    change = {"text": f"- version {version}\n" + text}
+                    phase[0] = "full"
+                    first = f"- version {version}\n"
+                    client.send_parts([head + b'{"text": ' + json.dumps(first).encode()[:-1], escaped, b'"}]}}'])
+                    lines[0] = first
                 else:
+                    phase[0] = "incremental"
                     at = {"line": version * 1000, "character": 0}
-                    change = {"range": {"start": at, "end": at}, "text": f"- inserted {version}\n"}
-                client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
-                                                         "contentChanges": [change]})
+                    change = {"range": {"start": at, "end": at}, "text": f"@missing-{version}.md\n"}
+                    client.send_parts([head + json.dumps(change).encode() + b"]}}"])
+                    lines.insert(version * 1000, change["text"])
                 time.sleep(0.1)
-            done.set()
+            phase[0] = "done"
 
         threading.Thread(target=changes, daemon=True).start()
-        during = probe(client, doc, timeout, lambda _: not done.is_set())
+        latencies += probe(client, doc, timeout, phase, lambda _: phase[0] != "done")
+        started = time.monotonic()
+        diags = client.diagnostics(uri, timeout, version=61)
+        report.step("diagnostics after the storm", time.monotonic() - started, None, len(json.dumps(diags)))
+        expected = {(n, t[1:-1]) for n, t in enumerate(lines) if t.startswith("@missing-")}
+        found = {(d["range"]["start"]["line"], name.group()) for d in diags
+                 if d.get("code") == "import-not-found" and (name := re.search(r"missing-[0-9]+\.md", d["message"]))}
+        report.check(len(expected) == 30 and found == expected,
+                     f"after the storm, the server's text is the client's (missing imports where the "
+                     f"client has them: {len(found & expected)} of {len(expected)})")
         seconds, result, size = client.call("textDocument/documentSymbol", doc, timeout)
         report.step("documentSymbol after the storm", seconds, None, size)
+        report.check(result[0]["name"] == "version 31", "documentSymbol after the storm: the last full change")
     finally:
         rss = client.stop()
-    for name, latencies in (("without changes", quiet), ("during the storm", during)):
-        latencies.sort()
-        pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000  # noqa: E731
-        print(f"  memory/effective {name}: {len(latencies)} requests, p50 {pick(0.5):.0f} ms, "
-              f"p95 {pick(0.95):.0f} ms, max {latencies[-1] * 1000:.0f} ms")
+    for name in ("quiet", "full", "incremental"):
+        picked = sorted(seconds for seconds, when in latencies if when == name)
+        pick = lambda q: picked[min(len(picked) - 1, int(q * len(picked)))] * 1000  # noqa: E731
+        print(f"  memory/effective {STORM_PHASES[name]}: {len(picked)} requests, p50 {pick(0.5):.0f} ms, "
+              f"p95 {pick(0.95):.0f} ms, p99 {pick(0.99):.0f} ms, max {picked[-1] * 1000:.0f} ms", flush=True)
     report.step("language server (storm)", 0.0, rss)
 
 
-def probe(client: Client, doc: dict[str, Any], timeout: float, going: Any) -> list[float]:
-    """`memory/effective` for DOC every 20 ms while GOING(requests so far) holds: the latencies."""
-    latencies: list[float] = []
+STORM_PHASES = {"quiet": "with the buffer open, no changes", "full": "during the 30 full changes",
+                "incremental": "during the 30 incremental changes"}
+
+
+def probe(client: Client, doc: dict[str, Any], timeout: float, phase: list[str], going: Any) -> list[tuple[float, str]]:
+    """`memory/effective` for DOC every 20 ms while GOING(requests so far) holds: each latency with
+    the storm's PHASE when it was sent."""
+    latencies: list[tuple[float, str]] = []
     while going(len(latencies)):
-        latencies.append(client.call("memory/effective", doc, timeout)[0])
+        when = phase[0]
+        latencies.append((client.call("memory/effective", doc, timeout)[0], when))
         time.sleep(0.02)
     return latencies
 

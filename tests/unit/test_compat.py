@@ -88,16 +88,18 @@ def test_rust_notify_reports_a_file_written_in_a_watched_directory(tmp_path: Pat
     assert str(tmp_path / "GEMINI.md") in {path for _, path in changes}
 
 
-def test_incremental_changes_give_the_text_pygls_gives() -> None:
+@pytest.mark.parametrize("pieces", [["a", "b", "\n", "\r\n", "\r", "\U0001f60b", "\u00e9", "\u2028", "\x0c", " "],
+                                    ["a", "b", "\n", "\n\n", "\U0001f60b", "\u00e9", " "], ["ab", "\n", "c\n"]])
+def test_incremental_changes_give_the_text_pygls_gives(pieces: list[str]) -> None:
     """`compat.apply_incremental_change` against pygls's own, on random small documents with every
-    kind of line break, ranges past the end, reversed and empty, in each position encoding."""
+    kind of line break (and with "\n" alone, which it handles without splitting lines), ranges
+    past the end, reversed and empty, in each position encoding."""
     import random
 
     from lsprotocol import types
     from pygls.workspace import PositionCodec, TextDocument
 
     rng = random.Random(23)
-    pieces = ["a", "b", "\n", "\r\n", "\r", "\U0001f60b", "\u00e9", "\u2028", "\x0c", " "]
     for _ in range(5000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
         codec = PositionCodec(encoding=rng.choice(list(types.PositionEncodingKind)))
@@ -109,3 +111,24 @@ def test_incremental_changes_give_the_text_pygls_gives() -> None:
         compat.PYGLS_INCREMENTAL_CHANGE(theirs, change)
         compat.apply_incremental_change(ours, change)
         assert ours.source == theirs.source, (text, change)
+
+
+def test_incremental_changes_to_a_large_text_give_the_text_pygls_gives() -> None:
+    """The same on a text of many lines, some longer than the stretch counted at a time, ranges
+    anywhere in it and past its end, and a chain of changes each made to the last one's result."""
+    import random
+
+    from lsprotocol import types
+    from pygls.workspace import PositionCodec, TextDocument
+
+    rng = random.Random(8)
+    text = "".join("x" * rng.choice([0, 1, 40, 20_000]) + "\n" for _ in range(3000)) + "tail"
+    theirs = TextDocument("file:///m.md", text, position_codec=PositionCodec())
+    ours = TextDocument("file:///m.md", text, position_codec=PositionCodec())
+    for _ in range(200):
+        at = lambda: types.Position(line=rng.randint(0, 3100), character=rng.randint(0, 25_000))  # noqa: E731
+        change = types.TextDocumentContentChangePartial(range=types.Range(start=at(), end=at()),
+                                                        text=rng.choice(["", "y\n", "- inserted\nz"]))
+        compat.PYGLS_INCREMENTAL_CHANGE(theirs, change)
+        compat.apply_incremental_change(ours, change)
+        assert ours.source == theirs.source, change

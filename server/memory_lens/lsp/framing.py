@@ -197,7 +197,6 @@ class FrameReader:
 
 # Bodies -----------------------------------------------------------------------------------------
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 MAX_DEPTH = 128  # deeper than any LSP message; our handlers and pygls's converter recurse
@@ -231,7 +230,7 @@ def decode(body: bytes) -> tuple[Any, bytes, list[str]]:
         value, rest = _value_and_rest(text, body, err, bool(problems))
     if _depth(value) > MAX_DEPTH:
         raise BadMessage(f"nested deeper than {MAX_DEPTH} levels", _top_fields(value))
-    if (b"\\ud" in body or b"\\uD" in body) and _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+    if _has_lone_surrogate(value, body):
         problems.append("lone surrogates (\\ud800-\\udfff)")
     return value, rest, problems
 
@@ -295,19 +294,22 @@ def _shallow_envelope(text: str) -> dict | None:
         return None
 
 
-def _has_lone_surrogate(value: Any) -> bool:
-    stack = [value]
+def _has_lone_surrogate(value: Any, body: bytes) -> bool:
+    """Whether a string of VALUE (decoded from BODY) holds a lone surrogate. Only a string that is
+    not ASCII can (which costs nothing to tell), and only when BODY escapes one: a 10 MB text is
+    not searched on every change."""
+    stack, wide = [value], []
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if _SURROGATE.search(item):
-                return True
+            if not item.isascii():
+                wide.append(item)
         elif isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-    return False
+    return bool(wide) and (b"\\ud" in body or b"\\uD" in body) and any(_SURROGATE.search(s) for s in wide)
 
 
 def replace_surrogates(value: Any) -> Any:
