@@ -75,6 +75,7 @@ def serve_stdio(server: LanguageServer) -> None:
     """Serve SERVER on stdin/stdout until the client exits."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     enlarge_pipe(stdout)
+    enlarge_pipe(stdin)
     # What pygls's start_io does, with our reader and checks.
     new_stop_event(server)
     server.protocol.set_writer(StdoutWriter(stdout))
