@@ -93,6 +93,28 @@ def test_rignore_split_over_helper_processes(tree: tuple[Path, set[Path]], alway
     assert all(args[1:6] == ["-E", "-s", "-S", "-m", "memory_lens.core.scan_worker"] for args in spawned)
 
 
+@pytest.mark.parametrize("engine,parallel", [("python", False), ("rignore", False), ("rignore", True)])
+def test_the_same_walk_reports_directories_of_other_names(tree: tuple[Path, set[Path]], always_parallel: None,
+                                                          engine: str, parallel: bool) -> None:
+    """`scan_tree`'s ALSO names (the rules folders' holders, for `check`): found in the memory
+    scan's own walk, helpers included; an ignored one pruned, not whitelisted (nothing under it is
+    found either); with rignore, one a .geminiignore excludes is kept (that file is Gemini's alone),
+    as the walk of every file (`walk_everything`) keeps it."""
+    if engine == "rignore":
+        pytest.importorskip("rignore")
+    root, expected = tree
+    holders = {root / ".claude", root / "api" / "mod3" / "x" / "y" / ".cursor",
+               root / "web" / "mod4" / "drafts" / ".claude"}  # under a .geminiignore'd directory
+    for holder in holders:
+        write(holder / "rules" / "a.md")
+    write(root / "build" / ".claude" / "rules" / "a.md")  # .gitignore'd
+    write(root / "build" / ".claude" / "GEMINI.md")
+    memory, extra = scan.scan_tree(root, NAMES, (".claude", ".cursor"), engine=engine, parallel=parallel)
+    assert set(memory) == expected
+    kept = holders if engine == "rignore" else holders - {root / "web" / "mod4" / "drafts" / ".claude"}
+    assert set(extra) == kept
+
+
 def test_small_trees_start_no_helper(tree: tuple[Path, set[Path]], monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("rignore")
     root, expected = tree

@@ -90,9 +90,11 @@ def _in_git_repo(directory: Path) -> bool:
     return any(os.path.exists(os.path.join(d, ".git")) for d in (directory, *directory.parents))
 
 
-def _walk_python(root: Path, names: frozenset[str]) -> list[Path]:
-    """Depth-first scandir walk with gitignore-style pruning (the fallback engine)."""
+def _walk_python(root: Path, names: frozenset[str], also: frozenset[str] = frozenset()) -> tuple[list[Path], list[Path]]:
+    """Depth-first scandir walk with gitignore-style pruning (the fallback engine): the memory
+    files, and the paths named in ALSO."""
     found: list[Path] = []
+    extra: list[Path] = []
     in_git = _in_git_repo(root)
     # Each frame: (directory, list of (base dir, spec) in effect, whether inside a git repo)
     stack: list[tuple[Path, list[tuple[Path, pathspec.GitIgnoreSpec]], bool]] = [(root, [], in_git)]
@@ -125,16 +127,18 @@ def _walk_python(root: Path, names: frozenset[str]) -> list[Path]:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if not is_dir and entry.name not in names:
+            if not is_dir and entry.name not in names and entry.name not in also:
                 continue
             path = Path(entry.path)
             if any(_excluded(spec, path.relative_to(base).parts, is_dir) for base, spec in local):
                 continue
             if entry.name in names:
                 found.append(path)  # a directory so named is reported too: it is an unusable memory file
+            elif entry.name in also:
+                extra.append(path)
             if is_dir:
                 stack.append((path, local, git))
-    return found
+    return found, extra
 
 
 def _rignore_walk(root: Path, names: frozenset[str], **options: object) -> Iterator[Path]:
@@ -147,10 +151,13 @@ def _rignore_walk(root: Path, names: frozenset[str], **options: object) -> Itera
             yield found if isinstance(found, Path) else Path(str(found))
 
 
-def _walk_rignore(root: Path, names: frozenset[str], parallel: bool = True) -> list[Path]:
-    """Walk ROOT with rignore. A big tree is split into subtrees (the directories two levels
-    down) walked here and by helper processes at once (see `parallel_walk`)."""
+def _walk_rignore(root: Path, names: frozenset[str], parallel: bool = True,
+                  also: frozenset[str] = frozenset()) -> tuple[list[Path], list[Path]]:
+    """Walk ROOT with rignore: the memory files, and the paths named in ALSO. A big tree is split
+    into subtrees (the directories two levels down) walked here and by helper processes at once
+    (see `parallel_walk`)."""
     found: list[Path] = []
+    extra: list[Path] = []
     gemini_ignores: list[Path] = []
 
     def take(path: Path) -> None:
@@ -160,6 +167,8 @@ def _walk_rignore(root: Path, names: frozenset[str], parallel: bool = True) -> l
             gemini_ignores.append(path)
         elif path.name in names:
             found.append(path)
+        elif path.name in also:
+            extra.append(path)
 
     if not parallel:
         for path in _rignore_walk(root, names):
@@ -170,9 +179,9 @@ def _walk_rignore(root: Path, names: frozenset[str], parallel: bool = True) -> l
             take(path)
             if len(path.parts) - len(root.parts) == SPLIT_DEPTH and _is_real_dir(path):
                 subtrees.append(path)
-        for path in parallel_walk(subtrees, names):
+        for path in parallel_walk(subtrees, names, also):
             take(path)
-    return _drop_gemini_ignored(found, gemini_ignores)
+    return _drop_gemini_ignored(found, gemini_ignores), extra
 
 
 def _is_real_dir(path: Path) -> bool:
@@ -280,9 +289,10 @@ def helper_command(names: frozenset[str]) -> tuple[list[str], str]:
     return [sys.executable, "-E", "-s", "-S", "-m", "memory_lens.core.scan_worker", rignore_dir, *sorted(names)], package_dir
 
 
-def parallel_walk(subtrees: list[Path], names: frozenset[str]) -> list[Path]:
-    """Every memory file and .geminiignore file in SUBTREES (each walked with rignore)."""
-    wanted = names | {GEMINI_IGNORE}
+def parallel_walk(subtrees: list[Path], names: frozenset[str], also: frozenset[str] = frozenset()) -> list[Path]:
+    """Every memory file, .geminiignore file and path named in ALSO in SUBTREES (each walked with
+    rignore)."""
+    wanted = names | {GEMINI_IGNORE} | also
     found: list[Path] = []
     queue = deque(subtrees)
     started = time.perf_counter()
@@ -294,7 +304,7 @@ def parallel_walk(subtrees: list[Path], names: frozenset[str]) -> list[Path]:
             crew.collect(0)
         elif (helper_count() and len(queue) >= MIN_PARALLEL_SUBTREES
               and (len(queue) >= MANY_SUBTREES or time.perf_counter() - started >= SERIAL_SECONDS)):
-            crew = _Crew(list(queue), names)  # from now on the crew hands out the subtrees left
+            crew = _Crew(list(queue), names, also)  # from now on the crew hands out the subtrees left
             queue.clear()
 
     def walk_here(subtree: Path) -> None:
@@ -334,7 +344,7 @@ class _Crew:
     """SUBTREES handed out through a pipe to helper processes and to this one (`take`), and what
     the helpers found in them (`collect`)."""
 
-    def __init__(self, subtrees: list[Path], names: frozenset[str]) -> None:
+    def __init__(self, subtrees: list[Path], names: frozenset[str], also: frozenset[str] = frozenset()) -> None:
         self.subtrees = subtrees
         self.found: list[Path] = []
         self.done: set[int] = set()  # tasks walked here or whose findings a helper delivered
@@ -348,7 +358,7 @@ class _Crew:
         self._grow_pipe(len(subtrees) * scan_worker.RECORD)
         self._send()
         try:
-            command, cwd = helper_command(names)
+            command, cwd = helper_command(names | {"/" + n for n in also})  # `/NAME`: reported, not whitelisted
         except ImportError:
             return
         for _ in range(helper_count()):
@@ -478,16 +488,25 @@ def walk_everything(root: Path, patterns: Iterable[str] | None = None) -> Iterat
     if rignore_available():
         yield from _rignore_walk(root, None if patterns is None else frozenset(patterns))  # type: ignore[arg-type]
     else:
-        yield from _walk_python(root, _Every())
+        yield from _walk_python(root, _Every())[0]
 
 
 def find_memory_files(root: Path, filenames: Iterable[str], engine: str = "auto", parallel: bool = True) -> list[Path]:
     """Every file named like a memory file under ROOT (ignored paths pruned), sorted.
     ENGINE: "rignore", "python" or "auto" (rignore when installed). PARALLEL: whether rignore
     may hand big subtrees to helper processes."""
-    names = frozenset(filenames)
+    return scan_tree(root, filenames, (), engine, parallel)[0]
+
+
+def scan_tree(root: Path, filenames: Iterable[str], also: Iterable[str] = (), engine: str = "auto",
+              parallel: bool = True) -> tuple[list[Path], list[Path]]:
+    """`find_memory_files`, and in the same walk every path under ROOT named one of ALSO (files
+    or directories, not whitelisted: an ignored one is pruned as any other; `.geminiignore` not
+    applied), both sorted."""
+    names, more = frozenset(filenames), frozenset(also) - frozenset(filenames)
     if not os.path.isdir(root):
-        return []
+        return [], []
     use_rignore = engine == "rignore" or (engine == "auto" and rignore_available())
-    found = _walk_rignore(root, names, parallel) if use_rignore else _walk_python(root, names)
-    return sorted(set(found))  # a directory named like a memory file can be seen twice at a split
+    found, extra = _walk_rignore(root, names, parallel, more) if use_rignore else _walk_python(root, names, more)
+    # a path can be seen twice at a split
+    return sorted(set(found)), sorted(set(extra))

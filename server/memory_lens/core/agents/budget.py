@@ -31,7 +31,7 @@ from typing import Collection, Iterable, Mapping, Sequence
 from memory_lens.core.agents import (AGENTS, UnknownAgentError, agent_view, check_agent, claude, claude_checks, codex,
                                      copilot, cursor, gemini, wave)
 from memory_lens.core.agents.rule_files import rule_file_findings
-from memory_lens.core.agents.scoped import rule_folder, workspace_files
+from memory_lens.core.agents.scoped import RULE_HOLDERS, rule_folder, rules_below
 from memory_lens.core.agents.common import AgentView, decode_lossy, read_raw
 from memory_lens.core.checks import (
     NOT_LOADED,
@@ -51,7 +51,6 @@ from memory_lens.core.merge import Source, load_memory
 from memory_lens.core.settings import Settings
 
 CLAUDE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
-RULE_NAME_PATTERNS = ("*.md", "*.mdc")  # what a rules file is named (core/agents/scoped.py RULE_FOLDERS)
 AGENTS_MD = codex.DEFAULT_FILENAME
 
 
@@ -266,11 +265,11 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
     current directory (its root as a directory), or outside any project the current directory's
     chain and own files. AGENTS: as given, else `settings.agents`, else Gemini plus the agents
     whose files are among those found. Each finding and each file is reported once."""
-    from memory_lens.core.scan import find_memory_files  # only a directory walks a tree
+    from memory_lens.core.scan import scan_tree  # only a directory walks a tree
 
     names = scan_names(settings, environ)
     targets: dict[Path, bool] = {}  # every file found, in order: whether it was named itself
-    walked: list[Path] = []  # the directories walked: their scoped rules are checked too
+    walked: dict[Path, list[Path]] = {}  # the directories walked, and their rules folders' holders
     project_root = None
     for raw in paths or [None]:
         if raw is None:
@@ -289,8 +288,8 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
             directory = resolve_target(p)
         if progress is not None:
             progress.scanning(directory)
-        walked.append(directory)
-        found = [*(s.path for s in load_memory(directory, settings).sources), *find_memory_files(directory, names)]
+        memory_files, walked[directory] = scan_tree(directory, names, RULE_HOLDERS)
+        found = [*(s.path for s in load_memory(directory, settings).sources), *memory_files]
         targets.update((f, targets.get(f, False)) for f in found)
     enabled = tuple(agents or settings.agents or present_agents(targets, environ))
     if claude.AGENT in enabled:  # the auto memory of each project walked (core/agents/claude_checks.py)
@@ -327,9 +326,8 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
         if progress is not None and not named:
             progress.checked(done, len(targets))
     chosen = agents or settings.agents
-    for directory in walked:  # a walk for its rules files, one for all their globs (core/agents/scoped.py)
-        found_rules = workspace_files(directory, patterns=RULE_NAME_PATTERNS)[0]
-        rules = [p for p in (directory / f for f in found_rules) if (where := rule_folder(p)) is not None
+    for directory, holders in walked.items():  # its rules files, then a walk for all their globs (core/agents/scoped.py)
+        rules = [p for p in rules_below(holders) if (where := rule_folder(p)) is not None
                  and (not chosen or where[1] in chosen) and p not in targets]
         batch = rule_file_findings(rules, directory)
         checked += rules

@@ -8,7 +8,8 @@ with the globs it would reject); this module turns them into findings:
 - `invalid-glob` (warning): a glob the agent rejects, or one whose braces expand to more than
   `MAX_EXPANSIONS` patterns (the agent expands them all; Memory Lens matches it without expanding);
 - `rule-matches-nothing` (information): no file of the workspace matches any of the rule's globs.
-  One walk of the workspace serves every rule (`workspace_files`, at most `MAX_WALK_FILES` paths);
+  The rules files of a workspace are found in the memory scan's own walk (`RULE_HOLDERS`, then
+  `rules_below`); one walk of the workspace serves every rule (`workspace_files`, at most `MAX_WALK_FILES` paths);
   a glob is tried only on the paths ending with its literal tail, at most `MAX_TESTS` tries in
   all: past either bound, no rule is said to match nothing (Memory Lens cannot tell).
 """
@@ -34,6 +35,9 @@ MAX_TESTS = 1_000_000
 RULE_FOLDERS = ((".claude", "rules", (".md",), "claude", "Claude Code"),
                 (".cursor", "rules", (".mdc", ".md"), "cursor", "Cursor"),
                 (".github", "instructions", (".instructions.md",), "copilot", "Copilot CLI"))
+
+RULE_HOLDERS = tuple(dict.fromkeys(holder for holder, *_ in RULE_FOLDERS))  # the scan reports these directories
+RULE_NAME_PATTERNS = ("*.md", "*.mdc")  # what a rules file is named
 
 Matcher = Callable[[str], bool]  # a path relative to the rule's base, with `/`
 
@@ -161,6 +165,17 @@ def workspace_files(root: Path, limit: int = MAX_WALK_FILES, patterns: Iterable[
             return out, False
         out.append(text if os.sep == "/" else text.replace(os.sep, "/"))
     return out, True
+
+
+def rules_below(holders: Iterable[Path]) -> list[Path]:
+    """The rules files (`rule_folder`) in HOLDERS, the `RULE_HOLDERS` directories the memory scan
+    found (core/scan.py `scan_tree`), sorted: each walked as the whole workspace's walk would
+    (ignored paths pruned), so the workspace is not walked a second time for them."""
+    from memory_lens.core.scan import walk_everything
+
+    found = {p for holder in holders if os.path.isdir(holder) and not os.path.islink(holder)
+             for p in walk_everything(holder, RULE_NAME_PATTERNS) if rule_folder(p) is not None}
+    return sorted(found)
 
 
 def _show(glob: str) -> str:
