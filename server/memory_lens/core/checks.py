@@ -258,20 +258,22 @@ def check_entries(own: FileEntries, general: Sequence[FileEntries], grouped: boo
 def near_redundant(own: FileEntries, general: Sequence[FileEntries], exact: Mapping[str, object]) -> list[Finding]:
     """Entries of OWN nearly the same as an entry of a more general file (rapidfuzz, with the
     score: `similar.near_matches`), the most general file first; none for those in EXACT (already
-    redundant as they are)."""
+    redundant as they are). Only entries that start or end as one of the other file's do (the two
+    files' `near_index` intersected) are compared."""
     if not general:
         return []
-    mine = [k for k in own.first_line if k not in exact]
+    index = own.near_index
     found: dict[str, Finding] = {}
     for other in general:
+        shared = index.keys() & other.near_index.keys()
+        mine = list({k for anchor in shared for k in index[anchor] if k not in exact and k not in found})
         for i, theirs, score in near_matches(mine, other.near_index):
             key = mine[i]
-            if key not in found:
-                start, line = own.first_line[key], other.first_line[theirs]
-                found[key] = Finding(own.path, start + 1, 1, REDUNDANT,
-                                     f"redundant entry: nearly the same (similarity {score}%) as {other.path}:{line + 1}, "
-                                     "which loads before this file", own.end_of(start) + 1,
-                                     (Location(other.path, line + 1),))
+            start, line = own.first_line[key], other.first_line[theirs]
+            found[key] = Finding(own.path, start + 1, 1, REDUNDANT,
+                                 f"redundant entry: nearly the same (similarity {score}%) as {other.path}:{line + 1}, "
+                                 "which loads before this file", own.end_of(start) + 1,
+                                 (Location(other.path, line + 1),))
     return list(found.values())
 
 
