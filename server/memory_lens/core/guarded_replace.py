@@ -133,13 +133,13 @@ def _publish(target: Path, attempt: Attempt, before_publish: Callable[[], None])
         before_publish()
         if attempt.expect is None:
             if _create_exclusive(tmp, target):
-                _fsync_dir(target.parent)
+                fsync_dir(target.parent)
                 return True
             attempt.base = attempt.expect = _read_path(target, None)  # created by someone else meanwhile
             return False
         published = os.stat(tmp)
         displaced = _replace(tmp, target, kept)
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
         return displaced is None or _check_displaced(target, displaced, (published.st_dev, published.st_ino), attempt)
     finally:
         for leftover in (tmp, kept):  # the temp file, or after an exchange the displaced file
@@ -383,7 +383,7 @@ def _exchange(tmp: Path, target: Path) -> bool:
     raise OSError(err, os.strerror(err), str(target))
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     with contextlib.suppress(OSError):  # Windows opens no directory (nor needs it flushed)
         fd = os.open(directory, os.O_RDONLY)
         try:

@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from memory_lens.core.discovery import Scope
 from memory_lens.core.files import FileStatus, decode_memory_bytes, read_memory_file
+from memory_lens.core.guarded_replace import fsync_dir
 from memory_lens.core.notes.naming import is_note_file
 from memory_lens.core.notes.model import (
     MAX_FILE_BYTES,
@@ -236,21 +237,8 @@ def create_files(directory: Path, files: Sequence[tuple[str, str]], area: WriteA
                             "try again when it is done") from None
     except OSError as err:
         raise NoteFileError(f"{directory}: cannot write note files: {err.strerror or err}") from None
-    _fsync_directory(directory)
+    fsync_dir(directory)
     return taken
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def rewrite_note_file(path: Path, scope: Scope, transform: Callable[[StoredNote], Note | None],
@@ -304,10 +292,6 @@ def delete_note_file(path: Path, scope: Scope, check: Callable[[StoredNote], Non
         if not os.path.lexists(path):
             raise NoteNotFoundError(f"{path}: the note file was deleted") from None
         raise _file_error(err) from None
-
-
-__all__ = ["NoteError", "create_files", "create_note_file", "delete_note_file", "read_note_file", "read_note_files",
-           "rewrite_note_file"]
 
 
 # Listing a notes directory -----------------------------------------------------------------

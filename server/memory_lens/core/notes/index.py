@@ -45,7 +45,7 @@ from memory_lens.core.notes.disk import (
     read_note_files,
 )
 from memory_lens.core.notes.locations import Location
-from memory_lens.core.notes.model import Note, NoteError, skeleton, tag_key
+from memory_lens.core.notes.model import Note, NoteError, folded_name, skeleton, tag_key
 from memory_lens.core.notes.naming import candidate_filenames
 from memory_lens.core.sqlite_wal import close_quietly, is_busy, use_wal
 from memory_lens.core.write_policy import WriteArea
@@ -62,9 +62,7 @@ class IndexBusyError(NoteError):
     """Another process kept the index locked for too long."""
 
 
-def name_key(name: str) -> str:
-    """How names sort: case-insensitively, then exactly."""
-    return unicodedata.normalize("NFKC", name).casefold()
+name_key = folded_name  # how names sort: case-insensitively, then exactly
 
 
 def default_index_dir() -> Path:
@@ -173,7 +171,8 @@ class NotesIndex:
         return con
 
     def _set_up(self, con: sqlite3.Connection, target: str) -> None:
-        _tune(con)
+        con.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
+        con.execute("PRAGMA temp_store=MEMORY")  # temporary tables in memory
         if target != ":memory:":
             use_wal(con, _BUSY_SECONDS)
             # The note files are the truth: a commit does not wait for the disk. A process killed
@@ -596,12 +595,6 @@ class NotesIndex:
 
 
 # The database file and its connections ------------------------------------------------------
-
-
-def _tune(con: sqlite3.Connection) -> None:
-    """What every connection to the index sets: its page cache, temporary tables in memory."""
-    con.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
-    con.execute("PRAGMA temp_store=MEMORY")
 
 
 def _usable_dir(directory: Path) -> Path | None:

@@ -76,14 +76,14 @@ class Note:
     scope: Scope
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
+    def fields(self) -> dict[str, Any]:
+        """The spec's six fields, in its order."""
+        return {"name": self.name, "content": self.content, "tags": list(self.tags), "created_at": self.created_at,
+                "updated_at": self.updated_at, "scope": self.scope.value}
+
     def to_json(self) -> dict[str, Any]:
         """The note's fields, in the spec's order (unknown fields after them)."""
-        data: dict[str, Any] = {"name": self.name, "content": self.content, "tags": list(self.tags),
-                                "created_at": self.created_at, "updated_at": self.updated_at,
-                                "scope": self.scope.value}
-        for key, value in self.extra.items():
-            data.setdefault(key, value)
-        return data
+        return {**self.fields(), **{k: v for k, v in self.extra.items() if k not in FIELDS}}
 
     def encode(self) -> str:
         """The file's text: pretty-printed JSON, UTF-8 kept as is, one final newline."""
@@ -218,9 +218,7 @@ def validate_tags(tags: Iterable[Any] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def tag_key(tag: str) -> str:
-    """What tag filters compare: tags match whatever their case and Unicode form."""
-    return unicodedata.normalize("NFKC", tag).casefold()
+tag_key = folded_name  # what tag filters compare: tags match whatever their case and Unicode form
 
 
 def validate_content(content: Any) -> str:
@@ -286,8 +284,7 @@ def decode_note(text: str, scope: Scope) -> Note:
         if not isinstance(value, str) or parse_timestamp(value) is None:
             raise NoteFileError(f"is not a valid note: {key!r} must be an ISO-8601 UTC timestamp such as "
                                 f"2025-10-08T03:07:11Z, not {value!r}")
-        else:
-            stamps.append(value)
+        stamps.append(value)
     declared = data.get("scope")
     if declared is not None and declared not in ("project", "global"):
         raise NoteFileError(f"is not a valid note: 'scope' must be 'project' or 'global', not {declared!r}")
@@ -316,10 +313,7 @@ class StoredNote:
         """A note's JSON, the one shape the CLI, the MCP tools and the language server give
         (docs/notes.md, JSON output): the six fields, its file and revision; without CONTENT
         (the MCP tools' confirmations), the content left out."""
-        note = self.note
-        data: dict[str, Any] = {"name": note.name, "content": note.content, "tags": list(note.tags),
-                                "created_at": note.created_at, "updated_at": note.updated_at,
-                                "scope": note.scope.value, "path": str(self.path), "revision": self.revision}
+        data = {**self.note.fields(), "path": str(self.path), "revision": self.revision}
         if not content:
             del data["content"]
         return data

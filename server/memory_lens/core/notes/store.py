@@ -245,17 +245,11 @@ class NotesStore:
         """A new note NAME; NoteExistsError when SCOPE already has a note of that name; SecretError
         when CONTENT holds a secret, unless ALLOW_SECRET (`core/secrets.py`)."""
         chosen = parse_scope(scope) or self.default_scope()
-        loc = self.location(chosen)
+        self.location(chosen)  # outside a project: NoProjectError before anything else
         note = new_note(name, content, tags, chosen)
         refuse_secrets(content, allow_secret, "the note ")
-        if self._lookup(loc, name) is not None:
-            raise self._exists(name, chosen)
-        path = self.free_path(loc, name)
-        try:
-            stored = create_note_file(path, note, self.write_area(loc))
-        except NoteExistsError:
-            raise self._exists(name, chosen) from None
-        return WriteResult(stored, True, self._after_write(loc, path.name) + self._lookalikes(name))
+        result = self.insert(note)
+        return WriteResult(result.note, True, result.warnings + self._lookalikes(name))
 
     def _lookalikes(self, name: str) -> list[str]:
         """A warning for each note, of either scope, whose name looks like NAME but is another
@@ -421,10 +415,8 @@ class NotesStore:
         if index_file is None:
             return []
         self.index.sync(force=True)
-        entries = {}
-        for row in sorted(self._all_rows(loc.scope), key=lambda r: r.name):
-            entries[row.name] = {"file": row.path.name, "tags": list(row.tags),
-                                 "created_at": row.created_at, "updated_at": row.updated_at}
+        entries = {row.name: {"file": row.path.name, "tags": list(row.tags), "created_at": row.created_at,
+                              "updated_at": row.updated_at} for row in sorted(self._all_rows(loc.scope), key=lambda r: r.name)}
         text = json.dumps({"version": INDEX_VERSION, "notes": entries}, ensure_ascii=False, indent=2) + "\n"
         try:
             update_memory_file(index_file, lambda current: (None if current == text else text, None),
@@ -452,39 +444,37 @@ class NotesStore:
              limit: int | None = None, cursor: str | None = None) -> Page:
         """A page of notes in SCOPE, project first, by name; with SEARCH, only the notes it
         matches (the search syntax of `search`); with TAGS, only notes having every tag."""
-        scopes = self._scopes(scope)
-        wanted = validate_tags(tags)
-        size = _limit(limit)
-        query = None
-        if search and search.strip():
-            query = fulltext.parse_query(search)
-            if query.empty:
-                raise NoteInvalidError(f"nothing to search for in {search!r}: give at least one word")
-        offset = _decode_cursor(cursor, _fingerprint("list", search, wanted, scopes))
-        with self.index.request():
-            self.index.sync()
-            ids, total = self.index.list_ids(scopes, wanted, offset, size, query)
-            items = self._summaries(self.index.rows(ids), query, None)
-            return self._page(items, total, offset, ("list", search, wanted, scopes), cursor, scopes)
+        return self._query("list", search, scope, tags, limit, cursor)
 
     def search(self, query: str, scope: Any = "both", tags: Sequence[str] = (),
                limit: int | None = None, cursor: str | None = None) -> Page:
         """A page of the notes QUERY matches, best first (BM25)."""
+        return self._query("search", query, scope, tags, limit, cursor)
+
+    def _query(self, kind: str, text: str, scope: Any, tags: Sequence[str], limit: int | None,
+               cursor: str | None) -> Page:
         scopes = self._scopes(scope)
         wanted = validate_tags(tags)
         size = _limit(limit)
-        if not isinstance(query, str) or not query.strip():
+        if kind == "search" and (not isinstance(text, str) or not text.strip()):
             raise NoteInvalidError("give something to search for")
-        parsed = fulltext.parse_query(query)
-        if parsed.empty:
-            raise NoteInvalidError(f"nothing to search for in {query!r}: give at least one word")
-        offset = _decode_cursor(cursor, _fingerprint("search", query, wanted, scopes))
+        query = None
+        if text and text.strip():
+            query = fulltext.parse_query(text)
+            if query.empty:
+                raise NoteInvalidError(f"nothing to search for in {text!r}: give at least one word")
+        offset = _decode_cursor(cursor, _fingerprint(kind, text, wanted, scopes))
         with self.index.request():
             self.index.sync()
-            scored, total = self.index.search_ids(parsed, scopes, wanted, offset, size)
-            scores = dict(scored)
-            items = self._summaries(self.index.rows([i for i, _ in scored]), parsed, scores)
-            return self._page(items, total, offset, ("search", query, wanted, scopes), cursor, scopes)
+            if kind == "list":
+                ids, total = self.index.list_ids(scopes, wanted, offset, size, query)
+                scores = None
+            else:
+                assert query is not None
+                scored, total = self.index.search_ids(query, scopes, wanted, offset, size)
+                ids, scores = [i for i, _ in scored], dict(scored)
+            items = self._summaries(self.index.rows(ids), query, scores)
+            return self._page(items, total, offset, (kind, text, wanted, scopes), cursor, scopes)
 
     def problems(self, scope: Any = "both") -> list[Problem]:
         """Every file of the notes directories that is not a usable note, with the reason."""

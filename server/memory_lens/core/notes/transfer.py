@@ -18,13 +18,14 @@ Every note written goes through the store, so through the core writer: atomic an
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
 import tarfile
 import time
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -76,8 +77,7 @@ class TransferReport:
         return not self.conflicts and not self.skipped
 
     def to_json(self) -> dict[str, Any]:
-        return {"created": self.created, "replaced": self.replaced, "unchanged": self.unchanged,
-                "conflicts": self.conflicts, "skipped": self.skipped, "warnings": self.warnings}
+        return asdict(self)
 
     def summary(self) -> str:
         parts = [f"{len(self.created)} created", f"{len(self.replaced)} replaced",
@@ -173,74 +173,52 @@ NOT_A_BACKUP = "not a Memory Lens notes backup"
 def _archive_members(archive: Path) -> tuple[int, Iterator[tuple[str, bytes | None, str]]]:
     """How many members ARCHIVE (a zip or a tar, whatever its name) has, and (member name, its
     bytes or None, why it is skipped) of each but the manifest, which must be there. Members are
-    read into memory one at a time, never extracted."""
+    read into memory one at a time, never extracted; a size a header understates is cut at the
+    limit."""
     try:
         if zipfile.is_zipfile(archive):
-            return _zip_members(archive)
-        tar = tarfile.open(archive, mode="r:*")
+            opened: Any = zipfile.ZipFile(archive)
+            members = [(i.filename, not i.is_dir(), i.file_size, functools.partial(opened.open, i))
+                       for i in opened.infolist()]
+        else:
+            opened = tarfile.open(archive, mode="r:*")
+            try:
+                members = [(m.name, m.isfile(), m.size, functools.partial(opened.extractfile, m))
+                           for m in opened.getmembers()]
+            except (tarfile.TarError, OSError, EOFError) as err:
+                opened.close()
+                raise NoteFileError(f"{archive}: the archive is damaged ({' '.join(str(err).split())})") from None
     except FileNotFoundError:
         raise NoteFileError(f"{archive}: no such file") from None
     except IsADirectoryError:
         raise NoteFileError(f"{archive}: is a directory; give the backup's archive file") from None
     except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError):
         raise NoteFileError(f"{archive}: {NOT_A_BACKUP} (not a readable .zip or .tar.gz archive)") from None
-    try:
-        members = tar.getmembers()
-    except (tarfile.TarError, OSError, EOFError) as err:
-        tar.close()
-        raise NoteFileError(f"{archive}: the archive is damaged ({' '.join(str(err).split())})") from None
-    _require_manifest(archive, [m.name for m in members])
+    if MANIFEST not in [m[0] for m in members]:
+        opened.close()
+        raise NoteFileError(f"{archive}: {NOT_A_BACKUP} (no {MANIFEST} in it)")
 
     def read() -> Iterator[tuple[str, bytes | None, str]]:
-        with tar:
-            for member in members:
-                if member.name == MANIFEST:
+        with opened:
+            for name, regular, size, open_member in members:
+                if name == MANIFEST:
                     continue
-                if not member.isfile():
-                    yield member.name, None, "not a regular file"
-                elif member.size > MAX_FILE_BYTES:
-                    yield member.name, None, f"too large ({member.size} bytes)"
-                else:
-                    handle = tar.extractfile(member)
-                    yield member.name, handle.read() if handle else b"", ""
-
-    return len(members) - 1, read()
-
-
-def _zip_members(archive: Path) -> tuple[int, Iterator[tuple[str, bytes | None, str]]]:
-    zipped = zipfile.ZipFile(archive)
-    infos = zipped.infolist()
-    try:
-        _require_manifest(archive, [i.filename for i in infos])
-    except NoteFileError:
-        zipped.close()
-        raise
-
-    def read() -> Iterator[tuple[str, bytes | None, str]]:
-        with zipped:
-            for info in infos:
-                if info.filename == MANIFEST:
-                    continue
-                if info.is_dir():
-                    yield info.filename, None, "not a regular file"
-                elif info.file_size > MAX_FILE_BYTES:
-                    yield info.filename, None, f"too large ({info.file_size} bytes)"
+                if not regular:
+                    yield name, None, "not a regular file"
+                elif size > MAX_FILE_BYTES:
+                    yield name, None, f"too large ({size} bytes)"
                 else:
                     try:
-                        with zipped.open(info) as handle:  # a size the header understates is cut here
+                        with open_member() as handle:
                             data = handle.read(MAX_FILE_BYTES + 1)
-                    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as err:
-                        yield info.filename, None, f"cannot be read ({' '.join(str(err).split())})"
+                    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError, NotImplementedError,
+                            RuntimeError) as err:
+                        yield name, None, f"cannot be read ({' '.join(str(err).split())})"
                         continue
                     too_large = len(data) > MAX_FILE_BYTES
-                    yield info.filename, None if too_large else data, "too large" if too_large else ""
+                    yield name, None if too_large else data, "too large" if too_large else ""
 
-    return len(infos) - 1, read()
-
-
-def _require_manifest(archive: Path, names: list[str]) -> None:
-    if MANIFEST not in names:
-        raise NoteFileError(f"{archive}: {NOT_A_BACKUP} (no {MANIFEST} in it)")
+    return len(members) - 1, read()
 
 
 Progress = Callable[[int, int], None]  # (records done, records in all)
@@ -411,15 +389,10 @@ def export_notes(store: NotesStore, scopes: Sequence[Scope], fmt: str, tags: Seq
     warnings = [str(p) for p in store.problems("both" if len(scopes) > 1 else scopes[0].value)]
     notes = [note for scope in scopes for note in store.every_note(scope, tags)]
     if fmt == "jsonl":
-        text = "".join(json.dumps(_record(n), ensure_ascii=False) + "\n" for n in notes)
+        text = "".join(json.dumps(n.fields(), ensure_ascii=False) + "\n" for n in notes)
     else:
         text = render_bundle(notes)
     return text, len(notes), warnings
-
-
-def _record(note: Note) -> dict[str, Any]:
-    return {"name": note.name, "content": note.content, "tags": list(note.tags),
-            "created_at": note.created_at, "updated_at": note.updated_at, "scope": note.scope.value}
 
 
 def render_bundle(notes: Sequence[Note]) -> str:
