@@ -113,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", choices=AGENTS, default=DEFAULT_AGENT,
                    help="whose view: gemini (default; the memory file options apply), claude (CLAUDE.md tiers "
                         "and @imports), codex (AGENTS.md cut to project_doc_max_bytes), wave (~/.wave/memory.md "
-                        "and ./AGENTS.md), copilot (Copilot CLI: its instruction files, applyTo); see docs/agents.md")
+                        "and ./AGENTS.md), copilot (Copilot CLI: its instruction files, applyTo), copilot-vscode (Copilot Chat in VS Code, "
+                        "by the workspace's .vscode/settings.json); see docs/agents.md")
     p.add_argument("--start", metavar="DIR", default=None,
                    help="claude, copilot: the directory the agent starts in (default: the current directory); "
                         "with a file PATH, what loads at start there plus what loads (claude) or matches "
@@ -282,7 +283,7 @@ def _target(path: str | None) -> Path:
         raise Failure(str(err)) from None
 
 
-FILE_AGENTS = ("claude", "cursor", "copilot")  # agents whose view depends on the file asked about
+FILE_AGENTS = ("claude", "cursor", "copilot", "copilot-vscode")  # agents whose view depends on the file asked about
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -370,14 +371,14 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 AGENT_TITLES = {"gemini": "Gemini CLI", "codex": "Codex", "claude": "Claude Code", "wave": "Wave", "cursor": "Cursor",
-                "copilot": "Copilot CLI"}
+                "copilot": "Copilot CLI", "copilot-vscode": "Copilot Chat"}
 
 
 def _also_loaded_by(path: Path, agent: str, settings: Settings) -> str:
     """For a save as AGENT, the other agents that load the same file (Wave's AGENTS.md is
     Codex's and, without a CLAUDE.md next to it, Claude Code's). Copilot CLI, which reads
     every one of these names, is not named: it would be on every save."""
-    who = readers(path, [a for a in AGENTS if a not in (agent, "copilot")], settings) if path.is_file() else ()
+    who = readers(path, [a for a in AGENTS if a not in (agent, "copilot", "copilot-vscode")], settings) if path.is_file() else ()
     if not who:
         return ""
     return f"; {' and '.join(AGENT_TITLES[a] for a in who)} {'load' if len(who) > 1 else 'loads'} this file too"

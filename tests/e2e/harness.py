@@ -482,6 +482,16 @@ def _fix_code_action_structuring(client: LanguageClient) -> None:
     converter.register_structure_hook(Union[types.Command, types.CodeAction], code_action_or_command)
 
 
+def _plain_results(client: LanguageClient) -> None:
+    """The results of Memory Lens's own requests as the JSON the server sent: pygls makes them
+    namedtuples, renaming a key that is no identifier (`copilot-vscode`) to `_6`; an editor's
+    client reads JSON as it is."""
+    from pygls.protocol.json_rpc import JsonRPCResponseMessage
+
+    client.protocol._converter.register_structure_hook(  # noqa: SLF001 - the client's own converter
+        JsonRPCResponseMessage, lambda obj, cls: cls(**obj))
+
+
 def install_handlers(session: Session) -> None:
     """Answer and record what the server asks of the client, checking it against the capabilities."""
     client = session.client
@@ -503,6 +513,7 @@ def install_handlers(session: Session) -> None:
 
     client.protocol.fm.features[types.WORKSPACE_CONFIGURATION] = configuration
     _fix_code_action_structuring(client)
+    _plain_results(client)
 
     @client.feature(types.CLIENT_REGISTER_CAPABILITY)
     def register_capability(params: types.RegistrationParams) -> None:

@@ -47,7 +47,7 @@ async def test_effective_view_and_findings_are_one_json(ws: Workspace, start: St
                 result = await mcp.call_tool("effective_memory", {"path": "pkg/sub/deeper", "agent": agent})
                 assert not result.is_error, result.content
                 assert result.structured_content == {**cli, "withheld": []} == json.loads(result.content[0].text)
-            if agent in ("claude", "cursor", "copilot"):  # the editor starts them in the workspace folder, for the document
+            if agent in ("claude", "cursor", "copilot", "copilot-vscode"):  # the editor starts them in the workspace folder, for the document
                 cli = await ws.cli_json("show", str(target / "mod.py"), "--agent", agent, "--start", str(ws.proj))
             from_lsp = await lsp.effective(target / "mod.py", agent=agent)
             assert from_lsp == {**{CAMEL.get(k, k): v for k, v in cli.items()},

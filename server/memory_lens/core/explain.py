@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from memory_lens.core.agents import (AGENTS, AgentSource, AgentView, agent_view, check_agent, claude, codex, copilot,
-                                     gemini, wave)
+                                     copilot_vscode, gemini, wave)
 from memory_lens.core.discovery import find_project_root, resolve_target
 from memory_lens.core.merge import Memory
 from memory_lens.core.settings import Settings
 
 TITLES = {gemini.AGENT: "Gemini CLI", claude.AGENT: "Claude Code", codex.AGENT: "Codex", wave.AGENT: "Wave",
-          "cursor": "Cursor", copilot.AGENT: "Copilot CLI"}
+          "cursor": "Cursor", copilot.AGENT: "Copilot CLI", copilot_vscode.AGENT: copilot_vscode.LABEL}
 LOADED, ON_READ, REQUESTABLE, NOT_LOADED = "loaded", "on-read", "requestable", "not-loaded"
 STATUSES = (LOADED, ON_READ, REQUESTABLE, NOT_LOADED)
 
@@ -106,6 +106,9 @@ def agent_reads_name(agent: str, path: Path, settings: Settings, environ: Mappin
     if agent == copilot.AGENT:
         return name.lower() in copilot.TAGGED_NAMES or name.lower().endswith(".instructions.md") or (
             name.endswith(".md") and f"{os.sep}.claude{os.sep}rules{os.sep}" in str(path))
+    if agent == copilot_vscode.AGENT:
+        return name in ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "copilot-instructions.md") or name.endswith(
+            ".instructions.md") or (name.endswith(".md") and f"{os.sep}.claude{os.sep}rules{os.sep}" in str(path))
     return None
 
 
@@ -160,13 +163,14 @@ def candidates(start: Path, target: Path, settings: Settings, environ: Mapping[s
 
 def explain(path: str | os.PathLike[str], settings: Settings, agents: Sequence[str] | None = None,
             start: Path | None = None, environ: Mapping[str, str] | None = None,
-            gemini_memory: Callable[[Path], Memory] | None = None, nearest_existing: bool = False) -> Explanation:
+            gemini_memory: Callable[[Path], Memory] | None = None, nearest_existing: bool = False,
+            chat_settings: Mapping[str, object] | None = None) -> Explanation:
     """The matrix for PATH (a file or directory; TargetError when it does not exist): every agent
     of AGENTS (default: all Memory Lens knows), started in PATH's directory (or in START, when
     PATH is inside it) and reading PATH when it is a file; the files in the order the agents load them, then the
     instruction files on the way to PATH that none of them lists. NEAREST_EXISTING (an editor's
     document, maybe not saved yet): a PATH that does not exist is a file in the nearest existing
-    directory above it."""
+    directory above it. CHAT_SETTINGS: the VS Code settings for copilot-vscode (`agent_view`)."""
     names = tuple(dict.fromkeys(check_agent(a) for a in agents)) if agents else AGENTS
     target = resolve_target(path, nearest_existing=nearest_existing)
     asked = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
@@ -177,7 +181,8 @@ def explain(path: str | os.PathLike[str], settings: Settings, agents: Sequence[s
     order: dict[Path, None] = {}
     for agent in names:
         try:
-            view = agent_view(agent, begin, settings, gemini_memory=gemini_memory, environ=environ, file=file)
+            view = agent_view(agent, begin, settings, gemini_memory=gemini_memory, environ=environ, file=file,
+                              chat_settings=chat_settings)
         except Exception as err:  # one agent's failure is its reason; the others still answer
             views[agent] = f"{title(agent)}: Memory Lens could not work out what it loads: {err}"
             continue

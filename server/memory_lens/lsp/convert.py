@@ -75,13 +75,13 @@ def plain_params_converter() -> Any:
     from pygls.protocol import default_converter
     from pygls.protocol.json_rpc import JsonRPCRequestMessage
 
-    from memory_lens.lsp.protocol import EFFECTIVE_REQUEST
+    from memory_lens.lsp.protocol import EFFECTIVE_REQUEST, EXPLAIN_REQUEST
 
     converter = default_converter()
     namedtuple_params = converter.get_structure_hook(JsonRPCRequestMessage)
 
     def structure_request(obj: dict, cls: type) -> Any:
-        if obj.get("method") == EFFECTIVE_REQUEST:
+        if obj.get("method") in (EFFECTIVE_REQUEST, EXPLAIN_REQUEST):  # their keys may be no identifiers
             return cls(**obj)
         return namedtuple_params(obj, cls)
 

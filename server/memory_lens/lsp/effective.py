@@ -1,6 +1,7 @@
 """memory/effective: the merged memory an agent would load for a document.
 
-Params `{"textDocument": {"uri"}, "annotated"?: bool, "agent"?: "gemini"|"claude"|"codex"|"wave"|"copilot"}`;
+Params `{"textDocument": {"uri"}, "annotated"?: bool, "agent"?: AGENT, "vscodeSettings"?: {ID: value}}`
+(`vscodeSettings`: the VS Code chat settings copilot-vscode follows, docs/agents.md);
 an agent other than gemini gets that agent's view (`core/agents`, the same as `memory-lens show --agent`). The result mirrors
 `memory-lens show --format json` (camelCase), with file URIs, a token estimate, a `dirty`
 flag on each source that is open with unsaved edits, and each source's `imports` tree. Non-`file:` URIs (untitled buffers) get the
@@ -46,12 +47,21 @@ def memory_for_uri(ls: MemoryLensServer, uri: str) -> Memory:
     return memory_at(ls, uri_target_dir(uri))
 
 
+def vscode_settings(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The params' `vscodeSettings` (setting ID to value), None when absent; JsonRpcInvalidParams
+    when it is not an object."""
+    given = data.get("vscodeSettings")
+    if given is not None and not isinstance(given, dict):
+        raise JsonRpcInvalidParams(message="'vscodeSettings' must be an object of VS Code setting IDs to values")
+    return given
+
+
 def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False,
-                     agent: str | None = None) -> dict[str, Any]:
+                     agent: str | None = None, chat_settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """The memory/effective result for URI, as AGENT (default gemini) loads it, computed from the
     store (whose reads are checked against the disk on each use)."""
     if agent is not None and check_agent(agent) in FILE_AGENTS:
-        return started_result(ls, uri, agent)
+        return started_result(ls, uri, agent, chat_settings)
     directory = uri_target_dir(uri)
     if agent is not None and check_agent(agent) != DEFAULT_AGENT:
         return agent_result(ls, agent_view(agent, directory or Path.home(), ls.settings), directory)
@@ -104,19 +114,21 @@ def agent_result(ls: MemoryLensServer, view: AgentView, directory: Path | None) 
     return result
 
 
-FILE_AGENTS = ("claude", "cursor", "copilot")  # started in the workspace folder; their view depends on the document
+FILE_AGENTS = ("claude", "cursor", "copilot", "copilot-vscode")  # started in the workspace folder; their view depends on the document
 
 
-def started_result(ls: MemoryLensServer, uri: str, agent: str) -> dict[str, Any]:
+def started_result(ls: MemoryLensServer, uri: str, agent: str,
+                   chat_settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """AGENT's view for the document at URI: started in the workspace folder that holds it (else
     the document's directory), plus what loads (claude, cursor) or matches (copilot) for the document."""
     path, directory = uri_to_path(uri), uri_target_dir(uri)
     if path is None or directory is None:
-        return agent_result(ls, agent_view(agent, Path.home(), ls.settings), None)
+        return agent_result(ls, agent_view(agent, Path.home(), ls.settings, chat_settings=chat_settings), None)
     folders = [f for f in ls.folders() if (f == path or f in path.parents) and f.is_dir()]
     start = max(folders, key=lambda f: len(f.parts)) if folders else directory
     read = path if path.is_file() else None
-    return agent_result(ls, agent_view(agent, start.resolve(), ls.settings, file=read), directory)
+    return agent_result(ls, agent_view(agent, start.resolve(), ls.settings, file=read, chat_settings=chat_settings),
+                        directory)
 
 
 def register(server: MemoryLensServer) -> None:
@@ -127,4 +139,5 @@ def register(server: MemoryLensServer) -> None:
         agent = data.get("agent")
         if agent is not None and (not isinstance(agent, str) or agent not in AGENTS):
             raise JsonRpcInvalidParams(message=f"'agent' must be one of {', '.join(AGENTS)}")
-        return effective_result(ls, uri, annotated=bool(data.get("annotated")), agent=agent)
+        return effective_result(ls, uri, annotated=bool(data.get("annotated")), agent=agent,
+                                chat_settings=vscode_settings(data))

@@ -1,6 +1,7 @@
 """memory/explain: which agent loads which instruction file for a document, and why not.
 
-Params `{"textDocument": {"uri"}, "agents"?: [AGENT, ...]}`. The result is `memory-lens explain
+Params `{"textDocument": {"uri"}, "agents"?: [AGENT, ...], "vscodeSettings"?: {ID: value}}`
+(`vscodeSettings` as memory/effective's). The result is `memory-lens explain
 PATH --format json` (`core/explain.py`): `{"path", "agents", "files": [{"path", "uri",
 "statuses": {AGENT: {"status", "reason"?, "matchedBy"?, "cutAt"?}}}]}`, each file with its URI.
 The document need not be open nor saved: a path that does not exist yet is a file in the nearest
@@ -16,6 +17,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from memory_lens.core.agents import AGENTS
 from memory_lens.core.discovery import TargetError
 from memory_lens.core.explain import explain
+from memory_lens.lsp.effective import vscode_settings
 from memory_lens.lsp.convert import json_values, path_to_uri, text_document_uri, uri_to_path
 from memory_lens.lsp.protocol import EXPLAIN_REQUEST
 
@@ -23,13 +25,15 @@ if TYPE_CHECKING:
     from memory_lens.lsp.server import MemoryLensServer
 
 
-def explain_result(ls: MemoryLensServer, uri: str, agents: list[str] | None = None) -> dict[str, Any]:
+def explain_result(ls: MemoryLensServer, uri: str, agents: list[str] | None = None,
+                   chat_settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """The matrix for the document at URI (a `file:` URI), each file with its `uri`."""
     path = uri_to_path(uri)
     if path is None:
         raise JsonRpcInvalidParams(message=f"memory/explain needs a file: URI, not {uri[:80]!r}")
     try:
-        matrix = explain(path, ls.settings, agents, gemini_memory=ls.store.memory_for, nearest_existing=True)
+        matrix = explain(path, ls.settings, agents, gemini_memory=ls.store.memory_for, nearest_existing=True,
+                         chat_settings=chat_settings)
     except TargetError as err:
         raise JsonRpcInvalidParams(message=str(err)) from None
     data = matrix.to_json()
@@ -46,4 +50,4 @@ def register(server: MemoryLensServer) -> None:
         if agents is not None and (not isinstance(agents, list) or not agents
                                    or not all(isinstance(a, str) and a in AGENTS for a in agents)):
             raise JsonRpcInvalidParams(message=f"'agents' must be a list of {', '.join(AGENTS)}")
-        return explain_result(ls, uri, agents)
+        return explain_result(ls, uri, agents, vscode_settings(json_values(params)))

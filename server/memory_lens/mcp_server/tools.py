@@ -298,7 +298,7 @@ def effective_memory(ctx: ToolContext, path: str | None = None, agent: str | Non
     area = client_area(ctx, roots, [agent])
     target = _target(ctx, path, area)
     asked = _asked(ctx, path)
-    read = agent == "claude" and os.path.isfile(asked)
+    read = agent in ("claude", "copilot-vscode") and os.path.isfile(asked)
     from memory_lens.core.explain import start_dir
 
     with confined(area.withheld):

@@ -7,14 +7,15 @@ language server's `memory/effective` both call it. Each agent's rules live in it
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
-from memory_lens.core.agents import claude, codex, copilot, cursor, gemini, wave
+from memory_lens.core.agents import claude, codex, copilot, copilot_vscode, cursor, gemini, wave
 from memory_lens.core.agents.common import AgentSource, AgentView
 from memory_lens.core.merge import Memory, load_memory
 from memory_lens.core.settings import Settings
 
-AGENTS = (gemini.AGENT, claude.AGENT, codex.AGENT, wave.AGENT, cursor.AGENT, copilot.AGENT)
+AGENTS = (gemini.AGENT, claude.AGENT, codex.AGENT, wave.AGENT, cursor.AGENT, copilot.AGENT,
+          copilot_vscode.AGENT)
 DEFAULT_AGENT = gemini.AGENT
 
 
@@ -33,7 +34,8 @@ def check_agent(name: str | None) -> str:
 
 def agent_view(agent: str | None, target_dir: Path, settings: Settings,
                gemini_memory: Callable[[Path], Memory] | None = None,
-               environ: Mapping[str, str] | None = None, file: Path | None = None) -> AgentView:
+               environ: Mapping[str, str] | None = None, file: Path | None = None,
+               chat_settings: Mapping[str, Any] | None = None) -> AgentView:
     """What AGENT loads when started in TARGET_DIR (an existing, resolved directory).
 
     Gemini's memory comes from GEMINI_MEMORY when given (the language server's cached loader),
@@ -42,7 +44,8 @@ def agent_view(agent: str | None, target_dir: Path, settings: Settings,
     gives `CODEX_HOME`, `CLAUDE_CONFIG_DIR`, `COPILOT_HOME` and `COPILOT_CUSTOM_INSTRUCTIONS_DIRS`.
     FILE (claude): add what Claude Code loads when it reads that file, started in TARGET_DIR
     (sources marked `when: "on-read"`); cursor too; (copilot) mark the scoped files whose
-    pattern matches it."""
+    pattern matches it. CHAT_SETTINGS (copilot-vscode): the VS Code settings the client sent
+    (setting ID to value); None: the workspace's `.vscode/settings.json`."""
     name = check_agent(agent)
     if name == gemini.AGENT:
         memory = gemini_memory(target_dir) if gemini_memory else load_memory(target_dir, settings)
@@ -55,6 +58,8 @@ def agent_view(agent: str | None, target_dir: Path, settings: Settings,
         return cursor.load_view(target_dir, environ, file=file)
     if name == copilot.AGENT:
         return copilot.load_view(target_dir, environ, file=file)
+    if name == copilot_vscode.AGENT:
+        return copilot_vscode.load_view(target_dir, environ, file=file, chat_settings=chat_settings)
     return wave.load_view(target_dir, settings.max_file_bytes)
 
 

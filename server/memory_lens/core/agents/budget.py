@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Collection, Iterable, Mapping, Sequence
 
 from memory_lens.core.agents import (AGENTS, UnknownAgentError, agent_view, check_agent, claude, claude_checks, codex,
-                                     copilot, cursor, gemini, wave)
+                                     copilot, copilot_vscode, cursor, gemini, wave)
 from memory_lens.core.agents.rule_files import rule_file_findings
 from memory_lens.core.agents.scoped import RULE_HOLDERS, rule_folder, rules_below
 from memory_lens.core.agents.common import AgentView, decode_lossy, read_raw
@@ -211,7 +211,8 @@ def readers(path: Path, agents: Sequence[str], settings: Settings,
              claude.AGENT: name in CLAUDE_NAMES or (
                  name == AGENTS_MD and claude_reads_agents_md(Path(os.path.realpath(path.parent)) / name, environ)),
              wave.AGENT: name == AGENTS_MD, cursor.AGENT: False,  # its rules: core/agents/scoped.py
-             copilot.AGENT: name.lower() in copilot.TAGGED_NAMES}
+             copilot.AGENT: name.lower() in copilot.TAGGED_NAMES,
+             copilot_vscode.AGENT: name in ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "copilot-instructions.md")}
     return tuple(a for a in agents if reads[a])
 
 
@@ -220,7 +221,8 @@ def readers(path: Path, agents: Sequence[str], settings: Settings,
 # budget is Gemini's (the others': `agent_findings`).
 RULES = {claude.AGENT: Rules(frozenset({IMPORT_NOT_FOUND}), False),
          codex.AGENT: Rules(frozenset(), False), wave.AGENT: Rules(frozenset(), False),
-         cursor.AGENT: Rules(frozenset(), False), copilot.AGENT: Rules(frozenset(), False)}
+         cursor.AGENT: Rules(frozenset(), False), copilot.AGENT: Rules(frozenset(), False),
+         copilot_vscode.AGENT: Rules(frozenset(), False)}
 
 
 def agent_chain(agent: str, path: Path, settings: Settings,

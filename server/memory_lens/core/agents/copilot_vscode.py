@@ -1,0 +1,251 @@
+"""What GitHub Copilot Chat in VS Code attaches to a chat request about a file, by its settings.
+
+VS Code cannot run here, so these rules come from VS Code's documentation ("Use custom
+instructions in VS Code" and the "AI settings reference", both approved 7/29/2026) and its source
+(`promptsServiceImpl.ts`, `computeAutomaticInstructions.ts`); pinned in docs/agents.md, each a
+unit case in tests/unit/test_copilot_vscode.py:
+
+- the workspace folder is taken to be the project root (the nearest directory holding `.git`),
+  else the start directory, as for Cursor;
+- always on, each behind its setting (all default `true`): `.github/copilot-instructions.md`
+  (`github.copilot.chat.codeGeneration.useInstructionFiles`), the workspace folder's `AGENTS.md`
+  (`chat.useAgentsMdFile`), and `CLAUDE.md`, `CLAUDE.local.md`, `.claude/CLAUDE.md` of the
+  workspace folder with `~/.claude/CLAUDE.md` (`chat.useClaudeMdFile`, sorted by path); a
+  symbolic link to a file already attached is attached once;
+- `*.instructions.md` under each instructions folder (`.github/instructions`, `.claude/rules`
+  (any `.md`, its key `paths`, `**` when absent), `~/.copilot/instructions`, `~/.claude/rules`;
+  `chat.instructionsFilesLocations` turns one off with `false` or adds one with `true`; searched
+  recursively): attached when its `applyTo` matches the file (`chat.includeApplyingInstructions`,
+  default `true`); every one is listed for the model, which may read it (`requestable`);
+- `applyTo`: split at commas, each trimmed; `**`, `**/*` and `*` match every file; any other
+  pattern not starting with `/` or `**/` gets `**/` in front, and is matched against the file's
+  whole path, case aside. No `applyTo`: never attached by itself;
+- nested `AGENTS.md` (`chat.useNestedAgentsMdFiles`, experimental, default `false`, and only
+  with `chat.useAgentsMdFile`): every `AGENTS.md` below the workspace folder is listed for the
+  model, which may read it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw
+from memory_lens.core.agents.copilot import front_matter, pattern_match, split_pattern
+
+AGENT = "copilot-vscode"
+LABEL = "Copilot Chat"
+READ_LIMIT = 16 * 1024 * 1024
+MAX_FILES = 2000  # per folder walked: Memory Lens's bound on a hostile tree
+SKIP_DIRS = frozenset({".git", "node_modules"})
+USE_INSTRUCTION_FILES = "github.copilot.chat.codeGeneration.useInstructionFiles"
+USE_AGENTS_MD = "chat.useAgentsMdFile"
+USE_NESTED_AGENTS_MD = "chat.useNestedAgentsMdFiles"
+USE_CLAUDE_MD = "chat.useClaudeMdFile"
+INCLUDE_APPLYING = "chat.includeApplyingInstructions"
+LOCATIONS = "chat.instructionsFilesLocations"
+# VS Code's defaults (AI settings reference; DEFAULT_INSTRUCTIONS_SOURCE_FOLDERS).
+DEFAULTS: dict[str, Any] = {USE_INSTRUCTION_FILES: True, USE_AGENTS_MD: True, USE_NESTED_AGENTS_MD: False,
+                            USE_CLAUDE_MD: True, INCLUDE_APPLYING: True,
+                            LOCATIONS: {".github/instructions": True, ".claude/rules": True,
+                                        "~/.copilot/instructions": True, "~/.claude/rules": False}}
+SETTINGS = tuple(DEFAULTS)
+ALL_FILES = ("**", "**/*", "*")
+_COMMENT = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*[\s\S]*?\*/')
+_TRAILING_COMMA = re.compile(r'("(?:\\.|[^"\\])*")|,(?=\s*[}\]])')
+
+
+def read_settings_file(path: Path) -> tuple[dict[str, Any], str]:
+    """The settings of a VS Code `settings.json` (JSON with comments and trailing commas), and
+    why it cannot be read ("" when it can, or is absent)."""
+    got = read_raw(path, 1024 * 1024 + 1)
+    if got.missing:
+        return {}, ""
+    if got.reason or got.size > 1024 * 1024:
+        return {}, f"{path}: {got.reason or 'over 1 MiB'}: VS Code's defaults are used"
+    text = decode_lossy(got.data).lstrip("\ufeff")
+    text = _TRAILING_COMMA.sub(lambda m: m.group(1) or "", _COMMENT.sub(lambda m: m.group(1) or "", text))
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        return {}, f"{path}: not JSON ({err.args[0].split(':')[0]}): VS Code's defaults are used"
+    if not isinstance(data, dict):
+        return {}, f"{path}: not a JSON object: VS Code's defaults are used"
+    return {k: v for k, v in data.items() if k in DEFAULTS}, ""
+
+
+def effective_settings(given: Mapping[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
+    """GIVEN (setting ID to value) over VS Code's defaults; a value of the wrong type is left
+    at its default, with a one-line warning each."""
+    out, warnings = dict(DEFAULTS), []
+    for key, value in (given or {}).items():
+        if key not in DEFAULTS or value is None:
+            continue
+        want = dict if key == LOCATIONS else bool
+        if not isinstance(value, want) or (want is dict and not all(isinstance(v, bool) for v in value.values())):
+            what = "an object of folder: true/false" if want is dict else "true or false"
+            warnings.append(f"{key} is {json.dumps(value)[:80]}, not {what}: Memory Lens takes VS Code's default "
+                            f"({json.dumps(DEFAULTS[key])})")
+            continue
+        out[key] = {**DEFAULTS[LOCATIONS], **value} if want is dict else value
+    return out, warnings
+
+
+def _root(start: Path) -> Path:
+    for d in (start, *start.parents):
+        if os.path.lexists(d / ".git"):
+            return d
+    return start
+
+
+def _home(environ: Mapping[str, str] | None) -> Path:
+    env = os.environ if environ is None else environ
+    raw = env.get("HOME") or env.get("USERPROFILE")
+    return Path(raw) if raw else Path.home()
+
+
+def _read(path: Path, tier: str) -> tuple[AgentSource, str]:
+    got = read_raw(path, READ_LIMIT + 1)
+    if not got.ok or got.size > READ_LIMIT or b"\0" in got.data:
+        why = got.reason or ("a binary file (NUL bytes), not text" if b"\0" in got.data
+                             else f"too large ({got.size} bytes): Memory Lens reads at most {READ_LIMIT} bytes of it")
+        return AgentSource(path, tier, got.size, False, reason=why), ""
+    text = decode_lossy(got.data)
+    return AgentSource(path, tier, got.size, True, when="start"), text[1:] if text.startswith("\ufeff") else text
+
+
+def _walk(folder: Path, keep) -> list[Path]:
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        out += [Path(dirpath) / n for n in sorted(filenames) if keep(n)]
+        if len(out) >= MAX_FILES:
+            break
+    return sorted(out[:MAX_FILES], key=lambda p: p.as_posix())
+
+
+def applies(pattern: str, file: Path) -> str | None:
+    """The glob of PATTERN that makes VS Code attach its file for FILE (an absolute path), or
+    None: VS Code's reading (computeAutomaticInstructions `_matches`), on copilot.py's globs."""
+    whole = file.as_posix().lstrip("/").lower()
+    for glob in split_pattern(pattern):
+        if glob in ALL_FILES:
+            return glob
+        full = glob if glob.startswith(("/", "**/")) else "**/" + glob
+        if pattern_match(full.lower(), whole) is not None:
+            return glob
+    return None
+
+
+def _folders(root: Path, home: Path, locations: Mapping[str, bool]) -> list[tuple[Path, str, bool]]:
+    """The instructions folders turned on: (folder, tier, Claude format)."""
+    out = []
+    for raw, on in locations.items():
+        if not on or not isinstance(raw, str) or not raw.strip():
+            continue
+        raw = raw.strip().rstrip("/\\")
+        user = raw.startswith("~")
+        folder = home / raw[1:].lstrip("/\\") if user else Path(raw) if os.path.isabs(raw) else root / raw
+        out.append((Path(os.path.normpath(folder)), "user" if user else "workspace",
+                    folder.as_posix().endswith(".claude/rules")))
+    return out
+
+
+def _instruction(path: Path, tier: str, claude_rules: bool, file: Path | None,
+                 include: bool) -> tuple[AgentSource, str]:
+    source, text = _read(path, tier)
+    if not source.loaded:
+        return source, ""
+    fm = front_matter(text, "paths" if claude_rules else "applyTo")
+    pattern = fm.pattern if fm.pattern is not None else ("**" if claude_rules else None)
+    key = "paths" if claude_rules else "applyTo"
+    s = source
+    if pattern is None or not pattern.strip():
+        return AgentSource(s.path, tier, s.bytes, False, when="requestable",
+                           reason=f"no {key}: never attached by itself; listed for the model, which may read it"), ""
+    glob = applies(pattern, file) if file is not None else (pattern.strip() if pattern.strip() in ALL_FILES else None)
+    if glob is not None and not include:
+        return AgentSource(s.path, tier, s.bytes, False, when="requestable", matched_by=glob,
+                           reason=f"{INCLUDE_APPLYING} is off: listed for the model, which may read it"), ""
+    if glob in ALL_FILES:
+        return s, text
+    if glob is not None:
+        return AgentSource(s.path, tier, s.bytes, True, when="on-read", matched_by=glob), text
+    why = (f"{key} `{pattern}` does not match {file}" if file is not None
+           else f"{key} `{pattern}`: attached when the chat works on a matching file")
+    return AgentSource(s.path, tier, s.bytes, False, when="requestable",
+                       reason=why + "; listed for the model, which may read it"), ""
+
+
+def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, file: Path | None = None,
+              chat_settings: Mapping[str, Any] | None = None) -> AgentView:
+    """What Copilot Chat in VS Code attaches for FILE (else for the workspace of TARGET_DIR), by
+    CHAT_SETTINGS (setting ID to value, as VS Code sends them); without them, the workspace's
+    `.vscode/settings.json` over VS Code's defaults."""
+    root, home = _root(target_dir), _home(environ)
+    warnings: list[str] = []
+    if chat_settings is None:
+        chat_settings, why = read_settings_file(root / ".vscode" / "settings.json")
+        warnings += [why] if why else []
+    conf, bad = effective_settings(chat_settings)
+    warnings += bad
+    asked = Path(os.path.abspath(file)) if file is not None else None
+    out: list[tuple[AgentSource, str]] = []
+
+    def off(path: Path, tier: str, setting: str) -> None:
+        if os.path.isfile(path):
+            out.append((AgentSource(path, tier, os.path.getsize(path), False, reason=f"{setting} is off"), ""))
+
+    for folder, tier, claude_rules in _folders(root, home, conf[LOCATIONS]):
+        keep = (lambda n: n.endswith(".md")) if claude_rules else (lambda n: n.endswith(".instructions.md"))
+        out += [_instruction(p, tier, claude_rules, asked, conf[INCLUDE_APPLYING]) for p in _walk(folder, keep)
+                if os.path.isfile(p)]
+    always: list[tuple[Path, str, str]] = [(root / ".github" / "copilot-instructions.md", "workspace",
+                                            USE_INSTRUCTION_FILES), (root / "AGENTS.md", "workspace", USE_AGENTS_MD)]
+    always += sorted([(root / "CLAUDE.md", "workspace", USE_CLAUDE_MD), (root / "CLAUDE.local.md", "workspace",
+                                                                         USE_CLAUDE_MD),
+                      (root / ".claude" / "CLAUDE.md", "workspace", USE_CLAUDE_MD),
+                      (home / ".claude" / "CLAUDE.md", "user", USE_CLAUDE_MD)], key=lambda t: t[0].as_posix())
+    present = [p for p, _, setting in always if conf[setting] and os.path.isfile(p)]
+    plain = {os.path.realpath(p) for p in present if not os.path.islink(p)}
+    seen: set[str] = set()
+    for path, tier, setting in always:
+        if not conf[setting]:
+            off(path, tier, setting)
+            continue
+        if path not in present:
+            continue
+        real = os.path.realpath(path)
+        if os.path.islink(path) and (real in plain or real in seen):
+            out.append((AgentSource(path, tier, os.path.getsize(path), False,
+                                    reason=f"a link to {real}, which is attached once"), ""))
+            continue
+        seen.add(real)
+        out.append(_read(path, tier))
+    if conf[USE_AGENTS_MD] and conf[USE_NESTED_AGENTS_MD]:
+        nested = [p for p in _walk(root, lambda n: n == "AGENTS.md") if p.parent != root]
+    else:  # not listed: only those on the way to the file get a reason (no walk of the workspace)
+        here = asked.parent if asked is not None else target_dir
+        for d in reversed([d for d in (here, *here.parents) if root in d.parents]):
+            off(d / "AGENTS.md", "nested", USE_NESTED_AGENTS_MD if conf[USE_AGENTS_MD] else USE_AGENTS_MD)
+        nested = []
+    for path in nested:
+        folder = path.parent.relative_to(root).as_posix() + "/"
+        under = asked is not None and path.parent in asked.parents
+        source, _ = _read(path, "nested")
+        if source.loaded:
+            why = "" if under else (f"{asked} is not under {folder}; " if asked is not None else "")
+            source = AgentSource(path, "nested", source.bytes, False, when="requestable",
+                                 matched_by=folder if under else "",
+                                 reason="" if under else why + f"listed for the model as the instructions for "
+                                                              f"folder '{folder.rstrip('/')}'")
+        out.append((source, ""))
+    out.sort(key=lambda st: not st[0].loaded)  # attached first, in the order VS Code adds them
+    warnings += [f"{s.path}: {s.reason}" for s, _ in out if s.reason.startswith(("a binary", "too large", "cannot"))]
+    text = "\n\n".join(t.rstrip("\n") for s, t in out if s.loaded and t)
+    trace = [f"workspace folder: {root}", *(f"{k}: {json.dumps(conf[k])}" for k in SETTINGS)]
+    trace += [f"{s.when or 'skipped'} {s.tier} {s.path}" + (f" ({s.reason})" if s.reason else "") for s, _ in out]
+    return AgentView(AGENT, target_dir, root, tuple(s for s, _ in out), text, tuple(warnings), tuple(trace))
