@@ -163,4 +163,4 @@ def test_claude_show_file_adds_what_loads_on_read_from_the_start_directory(ws: W
         (str(ws.path("p/.claude/rules/py.md")), "on-read", False)]  # listed, with why it does not load
     assert other["sources"][2]["reason"] == f"paths: src/**/*.py does not match {ws.path('p/src/b.txt')}"
     bad = ws.run("show", "--agent", "codex", "--start", str(ws.path("p")))
-    assert bad.rc == 2 and bad.stderr == "memory-lens: error: --start applies to --agent claude, cursor and copilot only\n"
+    assert bad.rc == 2 and bad.stderr == "memory-lens: error: --start applies to --agent claude, cursor, copilot and copilot-vscode only\n"
