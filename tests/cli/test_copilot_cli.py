@@ -44,7 +44,7 @@ def test_show_file_matches_apply_to(ws: Workspace) -> None:
 
 def test_start_is_refused_for_an_agent_without_files(ws: Workspace) -> None:
     result = ws.run("show", "--agent", "codex", "--start", str(ws.home))
-    assert result.rc == 2 and "--start applies to --agent claude, cursor and copilot only" in result.stderr
+    assert result.rc == 2 and "--start applies to --agent claude, cursor, copilot and copilot-vscode only" in result.stderr
 
 
 def test_check_accepts_copilot(ws: Workspace) -> None:

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw
-from memory_lens.core.agents.copilot import front_matter, pattern_match, split_pattern
+from memory_lens.core.agents.copilot import front_matter, pattern_match
+from memory_lens.core.agents.scoped import split_commas
 
 AGENT = "copilot-vscode"
 LABEL = "Copilot Chat"
@@ -131,7 +132,7 @@ def applies(pattern: str, file: Path) -> str | None:
     """The glob of PATTERN that makes VS Code attach its file for FILE (an absolute path), or
     None: VS Code's reading (computeAutomaticInstructions `_matches`), on copilot.py's globs."""
     whole = file.as_posix().lstrip("/").lower()
-    for glob in split_pattern(pattern):
+    for glob in split_commas(pattern):
         if glob in ALL_FILES:
             return glob
         full = glob if glob.startswith(("/", "**/")) else "**/" + glob
