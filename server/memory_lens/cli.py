@@ -22,7 +22,7 @@ with collector_paused():  # the imports below allocate only long-lived objects (
     from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, UnknownAgentError, agent_view
     from memory_lens.core.agents.budget import check_targets, parse_agents, readers
     from memory_lens.core.agents.wave import save_bullet
-    from memory_lens.core.checks import SEVERITY_OF, Severity, note_secret_findings
+    from memory_lens.core.checks import DRIFT, SEVERITY_OF, Finding, Severity, note_secret_findings
     from memory_lens.core.discovery import Scope, TargetError, find_project_root, resolve_target
     from memory_lens.core.edit import EntryTextError
     from memory_lens.core.entries import (
@@ -170,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="text: one 'PATH:LINE:COLUMN: SEVERITY: MESSAGE [CODE]' line per finding, a summary "
                         "on stderr; json: an array of findings")
     p.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    p.add_argument("--fix", choices=["drift"], default=None,
+                   help="drift: first make one of each two drifted agents' files the source of the other, "
+                        "as the editor's quick fix does (docs/cli.md#check), then check")
     p.add_argument("--budget", type=_non_negative_int, default=None, metavar="BYTES",
                    help="size budget of merged memory in UTF-8 bytes (default: $MEMORY_LENS_BUDGET, else 32768)")
     p.add_argument("--token-budget", type=_non_negative_int, default=None, metavar="TOKENS",
@@ -429,6 +432,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+    if args.fix:
+        _fix_drift(report.findings, settings)
+        report = check_targets(args.paths, settings, agents, None)
     findings, enabled, checked_files = report.findings, report.agents, report.files
     findings = findings + [f for root in _checked_projects(args.paths, report.project_root)
                            for f in note_secret_findings(root, settings)]
@@ -449,6 +455,25 @@ def cmd_check(args: argparse.Namespace) -> int:
         _info(checked + (f"{len(findings)} finding(s): {errors} error(s), {warnings} warning(s)" if findings
                          else "no problems found"))
     return EXIT_FAIL if errors or (args.strict and warnings) else EXIT_OK
+
+
+def _fix_drift(findings: Sequence[Finding], settings: Settings) -> None:
+    """Apply the fix of each `drift` of FINDINGS, saying on stderr what it did. A file is changed
+    once per run: a drift left with a file already changed is reported by the check that follows."""
+    from memory_lens.core.drift_fix import apply_drift_fix, plan_drift_fix
+
+    changed: set[Path] = set()
+    for f in findings:
+        if f.code != DRIFT or changed & {f.path, f.related[0].path}:
+            continue
+        fix = plan_drift_fix(f.path, f.related[0].path)
+        if fix is None:
+            continue
+        changed |= {fix.copy, fix.source}
+        try:
+            _info(apply_drift_fix(fix, settings.max_file_bytes))
+        except MemoryFileError as err:
+            _warn(str(err))
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -248,3 +248,29 @@ def read_gemini_settings(working_dir: Path | None, home: Path | None = None,
         files=tuple(read),
         warnings=tuple(warnings),
     )
+
+
+
+def with_context_filename(text: str, name: str, inherited: tuple[str, ...]) -> str | None:
+    """Settings file TEXT ("" for a missing file) with NAME put first in `context.fileName`, before
+    the names it lists (INHERITED, the names Gemini uses now, when it lists none); None when NAME is
+    there already. Every other key is kept. ValueError (one line saying what to do) when TEXT is
+    not a JSON object, gives `context` or `context.fileName` another type, or holds comments, which
+    a rewrite would lose."""
+    if strip_json_comments(text) != text:
+        raise ValueError("holds comments, which rewriting it would lose; add the name to context.fileName by hand")
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError as err:
+        raise ValueError(f"is not valid JSON ({err}); fix it first") from None
+    context = data.get("context", {}) if isinstance(data, dict) else None
+    if not isinstance(context, dict):
+        raise ValueError("is not a JSON object with an object \"context\"; fix it first")
+    names = context.get("fileName", list(inherited))
+    names = [names] if isinstance(names, str) else names
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ValueError("context.fileName must be a string or a list of strings; fix it first")
+    if name in names:
+        return None
+    data["context"] = {**context, "fileName": [name, *names]}
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

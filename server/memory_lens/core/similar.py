@@ -27,6 +27,8 @@ ANCHOR = 10  # entries compared: those that start, or end, with the same 10 char
 # The agents' own file names that can be near-copies of one another in a directory (CLAUDE.local.md
 # is one person's, not a copy to bridge).
 AGENT_FILES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
+# GitHub Copilot's repository file, under `.github/` of the directory whose AGENTS.md it copies.
+COPILOT_DIR, COPILOT_FILE = ".github", "copilot-instructions.md"
 # Which of those can import another file in its place, and how (Claude Code and Gemini CLI: `@path`).
 IMPORTING = ("CLAUDE.md", "GEMINI.md")
 DRIFT_SHARE = 0.5  # drift when the shared lines are at least half of all distinct lines ...
@@ -74,26 +76,46 @@ def drift_message(path: Path, text: str, other: Path, other_text: str) -> str | 
     union = len(mine | theirs)
     if shared < DRIFT_MIN_LINES or shared < DRIFT_SHARE * union:
         return None
-    (a, a_lines), (b, b_lines) = sorted([(path.name, mine), (other.name, theirs)])
+    (a, a_lines), (b, b_lines) = sorted([(shown_name(path), mine), (shown_name(other), theirs)])
     only = [f"{n} line{'s' if n != 1 else ''} {'are' if n != 1 else 'is'} only in {name}"
             for name, n in ((a, len(a_lines - b_lines)), (b, len(b_lines - a_lines))) if n]
     fix = (f"; make {other.name} the source: put `@{other.name}` in {path.name} in place of the copy (quick fix)"
-           if path.name in IMPORTING else "")
+           if path.name in IMPORTING and not is_copilot_file(other) else "")
     return (f"drift: {a} and {b} share {shared} of {union} lines"
             + (f"; {' and '.join(only)}" if only else "; the same lines") + fix)
 
 
+def is_copilot_file(path: Path) -> bool:
+    return path.name == COPILOT_FILE and path.parent.name == COPILOT_DIR
+
+
+def shown_name(path: Path) -> str:
+    """How a drift message names an agent's file: `.github/copilot-instructions.md`, else its name."""
+    return f"{COPILOT_DIR}/{COPILOT_FILE}" if is_copilot_file(path) else path.name
+
+
 def sibling_agent_files(path: Path, names: Iterable[str] = AGENT_FILES) -> list[Path]:
-    """The other agents' files beside memory file PATH (see `AGENT_FILES`)."""
-    if path.name not in AGENT_FILES:
+    """The other agents' files beside memory file PATH (see `AGENT_FILES`), with the
+    `.github/copilot-instructions.md` of its directory (for that file: the files of the directory
+    holding `.github`)."""
+    if is_copilot_file(path):
+        here, copilot = path.parent.parent, []
+    elif path.name in AGENT_FILES:
+        here, copilot = path.parent, [path.parent / COPILOT_DIR / COPILOT_FILE]
+    else:
         return []
-    here = path.parent
-    return [here / n for n in names if n != path.name and os.path.isfile(here / n)]
+    return [p for p in [*(here / n for n in names if n != path.name), *copilot] if os.path.isfile(p)]
 
 
 def bridge_text(copy_text: str, source: Path, source_text: str) -> str:
     """What a copy becomes once SOURCE (with SOURCE_TEXT) is its source: the import of SOURCE,
     then the lines of COPY_TEXT that SOURCE does not have (in their order), so nothing is lost."""
+    own = own_lines(copy_text, source_text)
+    return f"@{source.name}\n" + ("\n" + own if own else "")
+
+
+def own_lines(copy_text: str, source_text: str) -> str:
+    """The non-blank lines of COPY_TEXT that SOURCE_TEXT does not have, in their order ("" if none)."""
     theirs = distinct_lines(source_text)
     own = [line for line in copy_text.splitlines() if line.strip() and line.strip() not in theirs]
-    return f"@{source.name}\n" + ("\n" + "\n".join(own) + "\n" if own else "")
+    return "\n".join(own) + "\n" if own else ""
