@@ -30,6 +30,7 @@ const AGENT_DETAILS: Readonly<Record<AgentName, string>> = {
   wave: '~/.wave/memory.md and the AGENTS.md of the working directory',
   cursor: '.cursor/rules (always, by globs for this file, requestable, manual), AGENTS.md, .cursorrules',
   copilot: 'copilot-instructions.md, AGENTS.md / CLAUDE.md / GEMINI.md from the git root to here, *.instructions.md by applyTo',
+  'copilot-vscode': 'Copilot Chat in VS Code, by its chat.* settings: copilot-instructions.md, AGENTS.md, CLAUDE.md, *.instructions.md by applyTo',
 };
 
 export class MemoryCommands {

@@ -56,7 +56,7 @@ export function statusBarText(memory: Pick<EffectiveMemory, 'sources' | 'tokens'
 /** The agents of the picker, in its order, with the names the UI shows. */
 export const AGENT_LABELS: Readonly<Record<AgentName, string>> = {
   gemini: 'Gemini CLI', claude: 'Claude Code', codex: 'Codex', wave: 'Wave',
-  cursor: 'Cursor', copilot: 'Copilot CLI',
+  cursor: 'Cursor', copilot: 'Copilot CLI', 'copilot-vscode': 'Copilot Chat',
 };
 
 /** AGENT's name in the UI; a name the client does not know (an agent newer than it) as sent. */

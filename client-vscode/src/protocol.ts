@@ -22,7 +22,7 @@ export const SETTINGS_KEYS: readonly string[] = [
 ];
 
 /** The agents whose view `memory/effective` gives (`agent`); gemini's is the default, sent as no `agent`. */
-export type AgentName = 'gemini' | 'claude' | 'codex' | 'wave' | 'cursor' | 'copilot';
+export type AgentName = 'gemini' | 'claude' | 'codex' | 'wave' | 'cursor' | 'copilot' | 'copilot-vscode';
 
 /** Custom request and notification. */
 export const EFFECTIVE_REQUEST = 'memory/effective';
@@ -182,12 +182,16 @@ export interface EffectiveParams {
   annotated?: boolean;
   /** Sent only for an agent other than gemini. */
   agent?: AgentName;
+  /** For `copilot-vscode`: the chat settings (`chatSettings`). */
+  vscodeSettings?: Record<string, unknown>;
 }
 
 /** `memory/explain` params: the document, and the agents to ask about (default: every agent the server knows). */
 export interface ExplainParams {
   textDocument: { uri: string };
   agents?: string[];
+  /** The chat settings `copilot-vscode` follows (`chatSettings`). */
+  vscodeSettings?: Record<string, unknown>;
 }
 
 export interface ExplainStatus {

@@ -24,7 +24,20 @@ import {
   type NotesDidChangeParams, SAVE_ACTION_KIND, SAVE_GLOBAL_TITLE, type SaveResult, type Scope, SECRET_ERROR_KEY, SETTINGS_SECTION,
   type ServerSettings,
 } from './protocol';
+import { chatSettings } from './chatSettings';
 import { fromAgentView, serverLogLine } from './labels';
+
+/** The chat settings of the document at URI (its folder's, else the workspace's): `vscodeSettings`. */
+function chatSettingsFor(uri: string): Record<string, unknown> {
+  let scope: vscode.Uri | undefined;
+  try {
+    scope = vscode.Uri.parse(uri, true);
+  } catch {
+    scope = undefined;
+  }
+  const config = vscode.workspace.getConfiguration(undefined, scope);
+  return chatSettings((id) => config.get(id));
+}
 import { activeInterpreter, pythonExtensionInstalled, pythonProbe } from './python';
 import {
   locateProgram, missingProgramMessage, parseCommandSetting, pathPythonsFor, quote, resolveServerCommand, serverCwd,
@@ -144,7 +157,8 @@ export class MemoryServer implements vscode.Disposable {
   async effective(uri: string, annotated = false, agent: AgentName = 'gemini'): Promise<EffectiveMemory> {
     const client = await this.ready();
     if (agent !== 'gemini') {
-      const params: EffectiveParams = { textDocument: { uri }, agent };
+      const params: EffectiveParams = { textDocument: { uri }, agent,
+        ...(agent === 'copilot-vscode' ? { vscodeSettings: chatSettingsFor(uri) } : {}) };
       return fromAgentView(await client.sendRequest<Omit<EffectiveMemory, 'sources'> & { sources: AgentSource[] }>(EFFECTIVE_REQUEST, params));
     }
     const params: EffectiveParams = { textDocument: { uri }, ...(annotated ? { annotated: true } : {}) };
@@ -154,7 +168,7 @@ export class MemoryServer implements vscode.Disposable {
   /** `memory/explain` for the file or folder at URI: which agent reads which instruction file, and why not. */
   async explain(uri: string): Promise<unknown> {
     const client = await this.ready();
-    const params: ExplainParams = { textDocument: { uri } };
+    const params: ExplainParams = { textDocument: { uri }, vscodeSettings: chatSettingsFor(uri) };
     return client.sendRequest<unknown>(EXPLAIN_REQUEST, params);
   }
 

@@ -166,7 +166,8 @@ describe('agent views', () => {
   });
   it('names an agent the client does not know as the server does', () => {
     assert.equal(agentLabel('claude'), 'Claude Code');
-    assert.equal(agentLabel('copilot-vscode'), 'copilot-vscode');
+    assert.equal(agentLabel('copilot-vscode'), 'Copilot Chat');
+    assert.equal(agentLabel('copilot-jetbrains'), 'copilot-jetbrains');
     assert.equal(agentLabel('toString'), 'toString');
   });
 });
