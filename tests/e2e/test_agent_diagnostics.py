@@ -70,8 +70,10 @@ async def test_agents_md_not_in_filenames_gets_codex_not_loaded(ws: Workspace, s
     assert agent_codes(await lsp.wait_diagnostics(ws.proj / "pkg" / "AGENTS.override.md", lambda d: True)) == []
     outside = ws.path("outside/AGENTS.md")
     assert lsp.diagnostics(outside) is None
-    lsp.open(outside)
-    await lsp.wait_diagnostics(outside, lambda d: agent_codes(d) == [(0, "not-loaded", "codex")])
+    lsp.open(outside)  # open, and loaded by no enabled agent: the one not-loaded with every enabled agent's reason
+    opened = await lsp.wait_diagnostics(outside, lambda d: agent_codes(d) == [
+        (0, "not-loaded", "no enabled agent loads this file (Codex; setting memoryLens.agents)")])
+    assert opened[0].message.endswith("Codex reads AGENTS.override.md in this directory instead")
     # What Gemini loads is unchanged: its GEMINI.md files only.
     result = await lsp.effective(ws.proj / "pkg")
     assert result["sources"] and {s["path"].rsplit("/", 1)[1] for s in result["sources"]} == {"GEMINI.md"}

@@ -43,7 +43,7 @@ async def test_each_bad_rules_file_gets_one_diagnostic(ws: Workspace, start: Sta
     }
     for rel, (content, _) in files.items():
         ws.write(rel, content)
-    lsp = await start()
+    lsp = await start(init_options={"memoryLens": {"agents": ["claude", "cursor", "copilot"]}})  # they load them
     for rel, (_, expected) in files.items():
         path = ws.path(rel)
         lsp.open(path, "" if rel.endswith("huge.mdc") else None)

@@ -164,13 +164,14 @@ def candidates(start: Path, target: Path, settings: Settings, environ: Mapping[s
 def explain(path: str | os.PathLike[str], settings: Settings, agents: Sequence[str] | None = None,
             start: Path | None = None, environ: Mapping[str, str] | None = None,
             gemini_memory: Callable[[Path], Memory] | None = None, nearest_existing: bool = False,
-            chat_settings: Mapping[str, object] | None = None) -> Explanation:
+            chat_settings: Mapping[str, object] | None = None, also: Sequence[Path] = ()) -> Explanation:
     """The matrix for PATH (a file or directory; TargetError when it does not exist): every agent
     of AGENTS (default: all Memory Lens knows), started in PATH's directory (or in START, when
     PATH is inside it) and reading PATH when it is a file; the files in the order the agents load them, then the
     instruction files on the way to PATH that none of them lists. NEAREST_EXISTING (an editor's
     document, maybe not saved yet): a PATH that does not exist is a file in the nearest existing
-    directory above it. CHAT_SETTINGS: the VS Code settings for copilot-vscode (`agent_view`)."""
+    directory above it. CHAT_SETTINGS: the VS Code settings for copilot-vscode (`agent_view`). ALSO:
+    files that get a row whatever the agents read (at the end)."""
     names = tuple(dict.fromkeys(check_agent(a) for a in agents)) if agents else AGENTS
     target = resolve_target(path, nearest_existing=nearest_existing)
     asked = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
@@ -194,6 +195,7 @@ def explain(path: str | os.PathLike[str], settings: Settings, agents: Sequence[s
         order.update(dict.fromkeys(p for p, s in mine.items() if not s.loaded))
     order.update(dict.fromkeys(p for p in candidates(begin, target, settings, environ)
                                if any(agent_reads_name(a, p, settings, environ) is not False for a in names)))
+    order.update(dict.fromkeys(Path(os.path.normpath(p)) for p in also))
     files = []
     for p in order:
         statuses: dict[str, Status] = {}

@@ -10,18 +10,32 @@ Bounded: an entry written many times gets one `duplicate` diagnostic (on its fir
 related locations for the first occurrence and the other copies), and a file gets at most
 `MAX_DIAGNOSTICS`; past that, one information diagnostic on line 1 says how many more there are
 and how to see them all (`memory-lens check FILE`).
+
+A file open in the editor that no enabled agent loads in any status of `memory/explain`
+(loaded, on-read, requestable) gets one `not-loaded` diagnostic on line 0 with every enabled
+agent's reason in explain's words, in place of the per-agent `not-loaded` findings; an open
+instruction file that is neither a memory file nor an enabled agent's (a `.cursorrules` while only
+Gemini is enabled) gets only that one (`not_loaded`).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Any, Collection, Iterable, Mapping
 
 from lsprotocol import types
 
-from memory_lens.core.agents.budget import agent_file_names, file_agent_findings
-from memory_lens.core.checks import DRIFT, DUPLICATE, REDUNDANT, Finding, Severity, hygiene_findings
+from memory_lens.core.agents import AGENTS
+from memory_lens.core.agents.budget import agent_file_names, chain_agents, file_agent_findings
+from memory_lens.core.agents.claude_checks import is_auto_memory
+from memory_lens.core.agents.scoped import rule_folder
+from memory_lens.core.checks import DRIFT, DUPLICATE, NOT_LOADED, REDUNDANT, Finding, Severity, hygiene_findings
+from memory_lens.core.discovery import TargetError
+from memory_lens.core.explain import NOT_LOADED as NOT_LOADED_STATUS
+from memory_lens.core.explain import agent_reads_name, explain, title
+from memory_lens.core.settings import Settings
 from memory_lens.core.markdown import split_lines
 from memory_lens.lsp.convert import client_column, line_text, path_to_uri
 from memory_lens.lsp.protocol import DIAGNOSTIC_SOURCE
@@ -113,6 +127,10 @@ def diagnostics_for(
     # A file only another agent reads (CLAUDE.md, say) gets its `stale` and `drift` findings too.
     own = store.check(path, text) if store.is_memory(path) else _agent_file_own(store, path, text)
     findings = own + file_agent_findings(path, store.settings, names=agent_names)
+    if text is not None:  # open in the editor: one not-loaded when no enabled agent loads it at all
+        whole = not_loaded(store, path)
+        if whole:
+            findings = [f for f in findings if f.code != NOT_LOADED] + whole
     if not findings:
         return []
     hidden = len(findings) - MAX_DIAGNOSTICS
@@ -202,3 +220,42 @@ def clear(ls: Any, path: Path) -> None:
     uri = path_to_uri(path)
     if ls.published.pop(uri, None):
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+# A file no enabled agent loads (`not-loaded`, for open documents) -----------------------------
+
+
+def is_instruction_file(path: Path, settings: Settings) -> bool:
+    """Whether some agent Memory Lens knows reads files named as PATH is (`explain`'s rule)."""
+    return any(agent_reads_name(a, path, settings, None) for a in AGENTS)
+
+
+def not_loaded(store: MemoryStore, path: Path) -> list[Finding]:
+    """`not-loaded` for PATH, open in the editor, when no enabled agent (`settings.agents`, else
+    `chain_agents`) loads it in any status of `memory-lens explain` (loaded, on-read,
+    requestable): one finding on line 1 with every enabled agent's reason in explain's words.
+    None for a file not on disk, Claude Code's auto memory, or a scoped rules file of an enabled agent (explain answers for
+    the rule as the file read, not as a rule: `rule-matches-nothing` and the rest say whether it
+    ever applies)."""
+    real = Path(os.path.realpath(path))
+    enabled = store.settings.agents or chain_agents(real)
+    where = rule_folder(real)
+    if (where is not None and where[1] in enabled) or is_auto_memory(real) or not os.path.isfile(real):
+        return []  # the auto memory: loaded for its project, which explain cannot start from here
+    try:
+        matrix = explain(real, store.settings, enabled, gemini_memory=store.memory_for, also=(real,))
+    except (TargetError, OSError):
+        return []
+    row = next(f for f in matrix.files if f.path == real)
+    if any(s.status != NOT_LOADED_STATUS for s in row.statuses.values()):
+        return []
+    names = ", ".join(title(a) for a in enabled)
+    reasons = "; ".join(s.reason for s in row.statuses.values())
+    return [Finding(path, 1, 1, NOT_LOADED, f"no enabled agent loads this file ({names}; setting "
+                    f"memoryLens.agents): {reasons}", 1)]
+
+
+def not_loaded_diagnostics(store: MemoryStore, path: Path, text: str | None, encoding: Any) -> list[types.Diagnostic]:
+    """The diagnostics of an open instruction file that is neither a memory file nor an enabled
+    agent's: its `not-loaded`, if any."""
+    return [to_diagnostic(f, [], encoding) for f in not_loaded(store, path)]

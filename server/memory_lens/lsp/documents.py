@@ -44,16 +44,21 @@ async def check_open_document(ls: MemoryLensServer, uri: str, force: bool = Fals
         while True:
             path = uri_to_path(uri)
             doc = ls.open_text_document(uri)
-            if not (ls.is_memory_path(path) or ls.is_agent_path(path)) or doc is None:
+            if path is None or doc is None:
                 return
-            assert path is not None
+            if ls.is_memory_path(path) or ls.is_agent_path(path):
+                check = diagnostics.diagnostics_for
+            elif diagnostics.is_instruction_file(path, ls.settings):  # another agent's: not-loaded only
+                check = diagnostics.not_loaded_diagnostics
+            else:
+                return
             if is_large_text(doc.source):  # checked once its edits pause: each check reads all of it
                 await asyncio.sleep(LARGE_CHECK_PAUSE)
                 if _checking[key]:
                     _checking[key] = False
                     continue
             version, source, store = doc.version, doc.source, ls.store
-            diags = await asyncio.to_thread(diagnostics.diagnostics_for, store, path, source, ls.position_encoding)
+            diags = await asyncio.to_thread(check, store, path, source, ls.position_encoding)
             force = force or _forced.pop(key, False)
             if _checking[key]:
                 _checking[key] = False
@@ -90,9 +95,11 @@ def register(server: MemoryLensServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: MemoryLensServer, params: types.DidCloseTextDocumentParams) -> None:
         path = uri_to_path(params.text_document.uri)
-        if not (ls.is_memory_path(path) or ls.is_agent_path(path)):
+        if path is None:
             return
-        assert path is not None
+        if not (ls.is_memory_path(path) or ls.is_agent_path(path)):
+            diagnostics.clear(ls, path)  # an open instruction file's not-loaded, if any
+            return
         if path in ls.store.known() or path in ls.store.agent_files():
             diags = await asyncio.to_thread(diagnostics.diagnostics_for, ls.store, path, None, ls.position_encoding)
             if ls.open_text_document(params.text_document.uri) is None:  # not opened again meanwhile

@@ -15,7 +15,7 @@ directory (what the agent loads when started there, read from disk):
   its directory has no CLAUDE.md) is over Claude Code's 40,000-character large-file warning
   threshold (over-budget on the line where the threshold falls);
 - gemini: an AGENTS.md that Gemini CLI is not configured to read (not among its file names),
-  flagged only when no other enabled agent (codex, wave, claude) reads AGENTS.md.
+  flagged only when no other enabled agent (codex, wave, claude, cursor, copilot) reads AGENTS.md.
 
 Gemini's own `over-budget` (the merged memory over the byte or token budget) stays in
 `core/checks.py`, on line 1, unchanged.
@@ -154,7 +154,7 @@ def agent_findings(path: Path, agents: Sequence[str], settings: Settings,
             found += claude_checks.agents_md_findings(here / name, view)
     if claude.AGENT in agents and claude_checks.is_auto_memory(path, environ):
         found += claude_checks.auto_memory_findings(path)
-    readers = {codex.AGENT, wave.AGENT, claude.AGENT}
+    readers = {codex.AGENT, wave.AGENT, claude.AGENT, cursor.AGENT, copilot.AGENT}  # they all read AGENTS.md
     if (gemini.AGENT in agents and name == AGENTS_MD and AGENTS_MD not in settings.filenames
             and not readers & set(agents)):
         found.append(Finding(
