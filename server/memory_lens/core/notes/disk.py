@@ -143,18 +143,6 @@ def _read_plain(dir_fd: int, fname: str, limit: int) -> str | None:
     return text
 
 
-def _file_error(err: MemoryFileError) -> NoteFileError:
-    return NoteFileError(str(err))
-
-
-def create_note_file(path: Path, note: Note, area: WriteArea | None = None) -> StoredNote:
-    """Write NOTE to the new file PATH; NoteExistsError when PATH exists (whatever it holds).
-    AREA: where the write may land (`write_policy`; the store passes its location's)."""
-    text = note.encode()
-    create_file(path, text, area)
-    return StoredNote(note, path, revision_of(text))
-
-
 def create_file(path: Path, text: str, area: WriteArea | None = None) -> None:
     """Write TEXT to the new file PATH through the core writer; NoteExistsError when PATH exists."""
 
@@ -168,7 +156,7 @@ def create_file(path: Path, text: str, area: WriteArea | None = None) -> None:
     except MemoryFileError as err:
         if os.path.lexists(path) and not isinstance(err, OutsideLinkError):
             raise NoteExistsError(f"{err}") from None
-        raise _file_error(err) from None
+        raise NoteFileError(str(err)) from None
 
 
 BATCH_FILE = "memory-lens-batch.json"  # the name a batch's temporary files carry (`create_files`)
@@ -190,7 +178,7 @@ def create_files(directory: Path, files: Sequence[tuple[str, str]], area: WriteA
         allowed_target(directory, area)
         directory.mkdir(parents=True, exist_ok=True)
     except MemoryFileError as err:
-        raise _file_error(err) from None
+        raise NoteFileError(str(err)) from None
     except OSError as err:
         raise NoteFileError(f"{directory}: cannot create it: {err.strerror or err}") from None
     umask = os.umask(0)
@@ -231,7 +219,7 @@ def create_files(directory: Path, files: Sequence[tuple[str, str]], area: WriteA
                     except OSError:
                         pass
     except MemoryFileError as err:
-        raise _file_error(err) from None
+        raise NoteFileError(str(err)) from None
     except LockTimeout:
         raise NoteFileError(f"{directory}: another Memory Lens process is writing many notes there; "
                             "try again when it is done") from None
@@ -269,7 +257,7 @@ def rewrite_note_file(path: Path, scope: Scope, transform: Callable[[StoredNote]
     except MemoryFileError as err:
         if not os.path.lexists(path):
             raise NoteNotFoundError(f"{path}: the note file was deleted") from None
-        raise _file_error(err) from None
+        raise NoteFileError(str(err)) from None
     return outcome[-1]
 
 
@@ -291,7 +279,7 @@ def delete_note_file(path: Path, scope: Scope, check: Callable[[StoredNote], Non
     except MemoryFileError as err:
         if not os.path.lexists(path):
             raise NoteNotFoundError(f"{path}: the note file was deleted") from None
-        raise _file_error(err) from None
+        raise NoteFileError(str(err)) from None
 
 
 # Listing a notes directory -----------------------------------------------------------------

@@ -164,24 +164,21 @@ class NotesIndex:
     def _connect(self, target: str) -> sqlite3.Connection:
         con = sqlite3.connect(target, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False)
         try:
-            self._set_up(con, target)
+            con.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
+            con.execute("PRAGMA temp_store=MEMORY")  # temporary tables in memory
+            if target != ":memory:":
+                use_wal(con, _BUSY_SECONDS)
+                # The note files are the truth: a commit does not wait for the disk. A process killed
+                # mid-write loses nothing (WAL); a machine crash may lose the last commits (the next
+                # sync finds those files changed and reads them again) or damage the database (it is
+                # rebuilt from the files when SQLite reports it).
+                con.execute("PRAGMA synchronous=OFF")
+                # A full build passes 30 MB through the write-ahead log: give the space back after.
+                con.execute("PRAGMA journal_size_limit=4194304")
         except BaseException:
             con.close()
             raise
         return con
-
-    def _set_up(self, con: sqlite3.Connection, target: str) -> None:
-        con.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
-        con.execute("PRAGMA temp_store=MEMORY")  # temporary tables in memory
-        if target != ":memory:":
-            use_wal(con, _BUSY_SECONDS)
-            # The note files are the truth: a commit does not wait for the disk. A process killed
-            # mid-write loses nothing (WAL); a machine crash may lose the last commits (the next
-            # sync finds those files changed and reads them again) or damage the database (it is
-            # rebuilt from the files when SQLite reports it).
-            con.execute("PRAGMA synchronous=OFF")
-            # A full build passes 30 MB through the write-ahead log: give the space back after.
-            con.execute("PRAGMA journal_size_limit=4194304")
 
     def _schema_ok(self, con: sqlite3.Connection) -> bool:
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
@@ -470,11 +467,8 @@ class NotesIndex:
         """Index file FNAME of LOC again right away (after Memory Lens wrote or deleted it)."""
         with self._lock:
             def action() -> None:
-                disk = note_file_signature(loc.directory, fname)
-                if disk is None:
-                    self._apply(loc, {}, [], [fname])
-                else:
-                    self._apply(loc, {fname: disk}, [fname], [fname])
+                disk = note_file_signature(loc.directory, fname)  # None: gone
+                self._apply(loc, {} if disk is None else {fname: disk}, [] if disk is None else [fname], [fname])
             self.guard(action)
 
     def take_changes(self) -> set[tuple[Scope, str | None]]:

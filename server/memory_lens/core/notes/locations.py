@@ -27,12 +27,7 @@ class Layout(str, Enum):
     """How notes directories are named and kept."""
 
     MEMORY_LENS = "memory-lens"
-    AICODER = "aicoder"
-
-    @property
-    def keeps_index(self) -> bool:
-        """True when each directory has an `index.json` to keep in step."""
-        return self is Layout.AICODER
+    AICODER = "aicoder"  # each directory has an `index.json` to keep in step
 
 
 @dataclass(frozen=True)
@@ -58,7 +53,7 @@ class Location:
 
     @property
     def index_file(self) -> Path | None:
-        return self.directory / INDEX_FILE if self.layout.keeps_index else None
+        return self.directory / INDEX_FILE if self.layout is Layout.AICODER else None
 
 
 def default_global_dir(layout: Layout) -> Path:

@@ -26,8 +26,8 @@ from memory_lens.core import paging
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.notes import fulltext
 from memory_lens.core.notes.disk import (
+    create_file,
     create_files,
-    create_note_file,
     delete_note_file,
     read_note_file,
     rewrite_note_file,
@@ -48,6 +48,7 @@ from memory_lens.core.notes.model import (
     new_note,
     now_timestamp,
     parse_scope,
+    revision_of,
     skeleton,
     validate_content,
     validate_name,
@@ -223,7 +224,8 @@ class NotesStore:
             found = self._lookup(loc, name)
         return found
 
-    def _resolve(self, name: str, scope: Any) -> StoredNote:
+    def read(self, name: str, scope: Any = None) -> StoredNote:
+        """The note NAME: the project's, else the global one (or only in SCOPE)."""
         validate_name(name)
         chosen = parse_scope(scope)
         searched = [self.location(chosen)] if chosen else self.locations
@@ -233,10 +235,6 @@ class NotesStore:
                 return found
         where = f"{chosen.value} notes" if chosen else " or ".join(f"{loc.scope.value}" for loc in searched) + " notes"
         raise NoteNotFoundError(f"no note named {name!r} in {where}; list them with `memory-lens notes list`")
-
-    def read(self, name: str, scope: Any = None) -> StoredNote:
-        """The note NAME: the project's, else the global one (or only in SCOPE)."""
-        return self._resolve(name, scope)
 
     # Writing -----------------------------------------------------------------------------------
 
@@ -302,12 +300,12 @@ class NotesStore:
         loc = self.location(note.scope)
         if self._lookup(loc, note.name) is not None:
             raise self._exists(note.name, note.scope)
-        path = self.free_path(loc, note.name)
+        path, text = self.free_path(loc, note.name), note.encode()
         try:
-            stored = create_note_file(path, note, self.write_area(loc))
+            create_file(path, text, self.write_area(loc))  # NoteExistsError when PATH exists, whatever it holds
         except NoteExistsError:
             raise self._exists(note.name, note.scope) from None
-        return WriteResult(stored, True, self._after_write(loc, path.name))
+        return WriteResult(StoredNote(note, path, revision_of(text)), True, self._after_write(loc, path.name))
 
     def overwrite(self, existing: StoredNote, note: Note) -> WriteResult:
         """Replace the note EXISTING (as read) with NOTE, in EXISTING's file (import --replace)."""
@@ -329,7 +327,7 @@ class NotesStore:
             validate_content(content)
             refuse_secrets(content, allow_secret, "the note ")
         new_tags = validate_tags(tags) if tags is not None else None
-        stored = self._resolve(name, scope)
+        stored = self.read(name, scope)
         loc = self.location(stored.scope)
 
         def transform(current: StoredNote) -> Note | None:
@@ -347,7 +345,7 @@ class NotesStore:
 
     def delete(self, name: str, scope: Any = None, expected_revision: str | None = None) -> WriteResult:
         """Delete the note NAME (found as `read` finds it)."""
-        stored = self._resolve(name, scope)
+        stored = self.read(name, scope)
         loc = self.location(stored.scope)
         deleted = delete_note_file(stored.path, loc.scope, lambda current: _check_same(current, name, expected_revision),
                                    self.write_area(loc))

@@ -86,10 +86,6 @@ class TransferReport:
         return ", ".join(parts)
 
 
-def _label(scope: Scope, name: str) -> str:
-    return f"{scope.value}:{name}"
-
-
 # Backup and restore ------------------------------------------------------------------------
 
 
@@ -150,21 +146,15 @@ def backup(store: NotesStore, archive: Path, scopes: Sequence[Scope], force: boo
     else:
         with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
             for name, data in members:
-                _add(tar, name, data)
+                info = tarfile.TarInfo(name)
+                info.size, info.mtime, info.mode = len(data), int(time.time()), 0o644
+                tar.addfile(info, io.BytesIO(data))
     try:
         archive.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(archive, buffer.getvalue())
     except OSError as err:
         raise NoteFileError(f"{archive}: cannot write the backup: {err.strerror or err}") from None
     return BackupResult(archive, counts)
-
-
-def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    info.mtime = int(time.time())
-    info.mode = 0o644
-    tar.addfile(info, io.BytesIO(data))
 
 
 NOT_A_BACKUP = "not a Memory Lens notes backup"
@@ -337,7 +327,7 @@ def _restore_file(creations: _Creations, scope: Scope, fname: str, text: str, re
         same = current.is_file() and _text_of(current) == text
         _write(store, loc, fname, text, replace, label, report, existed=current.exists(), same=same)
         return
-    label = _label(scope, note.name)
+    label = f"{scope.value}:{note.name}"
     existing = creations.existing(scope, note.name)
     if existing is None:
         def one_at_a_time() -> None:
@@ -534,7 +524,7 @@ def _import_record(creations: _Creations, where: str, data: dict[str, Any], forc
     except (NoteError, SecretError) as err:
         report.skipped.append(f"{where}: {err}")
         return
-    label = _label(target, note.name)
+    label = f"{target.value}:{note.name}"
 
     def settle(existing: StoredNote | None) -> None:
         try:
