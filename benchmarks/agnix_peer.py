@@ -74,7 +74,8 @@ def bench_agnix(root: Path, cache: Path, runs: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="memory-lens-agnix-") as tmp:
         (Path(tmp) / "global").mkdir()
         env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "XDG_CACHE_HOME": str(Path(tmp) / "cache"),
-               "XDG_CONFIG_HOME": str(Path(tmp) / "config")}
+               "XDG_CONFIG_HOME": str(Path(tmp) / "config"),
+               **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"}}  # another checkout's code
         commands = {
             "agnix": [str(agnix), "--max-files", "0", "--format", "json", str(root)],
             "memory_lens": [sys.executable, "-m", "memory_lens", "check", "--format", "json", "--filename",

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""What the hygiene checks (`stale`, near-`redundant`, `drift`) cost, in one run on one tree.
+"""What the hygiene checks (`secret`, `stale`, near-`redundant`, `drift`, the scoped rules' findings) cost,
+in one run on one tree.
 
     .venv/bin/python benchmarks/hygiene_bench.py --size large [--runs 5] [--out FILE.json]
 
 - full: `memory-lens check` of the whole tree (`check_targets`, in-process), with the hygiene
-  checks and without them (the three functions `check_content` calls replaced by ones that find
-  nothing), alternated run by run; `ratio` is the median with over the median without (target
-  <= 1.3);
+  checks and without them (the four functions `check_content` calls replaced by ones that find
+  nothing, and no rules files looked for), alternated run by run; `ratio` is the median with over
+  the median without (target <= 1.3);
 - recheck: the language server's re-check of one memory file after an edit on disk
   (`diagnostics.compute` of that file alone, warm store), for each of the tree's change files,
   with the checks on (target <= 20 ms).
@@ -30,6 +31,7 @@ sys.path.insert(0, str(HERE))
 from timing import median, ms, spread, timed  # noqa: E402
 
 from memory_lens.core import checks  # noqa: E402
+from memory_lens.core.agents import budget  # noqa: E402
 from memory_lens.core.agents.budget import check_targets  # noqa: E402
 from memory_lens.core.settings import Settings  # noqa: E402
 from memory_lens.lsp import diagnostics  # noqa: E402
@@ -42,14 +44,21 @@ EDIT = b"- Benchmark edit: see `src/gone/file.py` and run `npm run nothing`\n"
 @contextmanager
 def hygiene_off() -> Iterator[None]:
     """The check as it was before the hygiene checks: they find nothing."""
-    saved = checks.stale_findings, checks.drift_findings, checks.near_redundant
-    checks.stale_findings = lambda *a, **k: []
-    checks.drift_findings = lambda *a, **k: []
-    checks.near_redundant = lambda *a, **k: []
+    off = {checks: {n: lambda *a, **k: [] for n in ("stale_findings", "drift_findings", "near_redundant",
+                                                      "secret_findings")},
+           # no rules files looked for (code before the scan found them: no second walk)
+           budget: {"rules_below": lambda *a, **k: []} if hasattr(budget, "rules_below")
+           else {"workspace_files": lambda *a, **k: ([], True)}}
+    saved = {m: {n: getattr(m, n) for n in fns} for m, fns in off.items()}
+    for module, fns in off.items():
+        for name, fn in fns.items():
+            setattr(module, name, fn)
     try:
         yield
     finally:
-        checks.stale_findings, checks.drift_findings, checks.near_redundant = saved
+        for module, fns in saved.items():
+            for name, fn in fns.items():
+                setattr(module, name, fn)
 
 
 def bench_hygiene(root: Path, manifest: dict, settings: Settings, runs: int) -> dict:

@@ -13,8 +13,8 @@
   server, its poller alone, MEMORY_LENS_WATCHER=poll)
 - check: diagnostics of every memory file (full) and after one file changes (incremental);
   typing in an open memory file; a full refresh
-- hygiene: `memory-lens check` of the tree with the stale, near-redundant and drift checks and
-  without them, alternated (ratio), and the re-check of one edited file (hygiene_bench.py)
+- hygiene: `memory-lens check` of the tree with the secret, stale, near-redundant, drift and scoped
+  rules checks and without them, alternated (ratio), and the re-check of one edited file (hygiene_bench.py)
 - rss_mb: peak resident memory after indexing: the server's, plus the private memory of its scan
   helper processes (their shared library pages are the server's too); initialize_ms: start to the
   initialize response, and its ratio to a bare `import pygls.lsp.server` (the floor; the median
@@ -163,7 +163,7 @@ def measure(args: argparse.Namespace, root: Path, manifest: dict, step, full: bo
         if full:
             from hygiene_bench import bench_hygiene
 
-            step("hygiene: check with and without stale, near-redundant and drift")
+            step("hygiene: check with and without secret, stale, near-redundant, drift and scoped rules")
             results["hygiene"] = bench_hygiene(root, manifest, settings, args.runs)
         step("effective (in-process)")
         inprocess = bench_effective_inprocess(root, manifest, settings, args.passes)
