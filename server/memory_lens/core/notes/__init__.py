@@ -4,7 +4,8 @@ notes spec, seed 002). One JSON file per note; a search index in the user cache 
 Modules: `model` (a note and its rules), `naming` (file names), `locations` (the directories and
 layouts), `disk` (reading and writing one file through the core writer), `fulltext` (tokens,
 queries, BM25), `index` (the SQLite index), `store` (the operations), `transfer` (backup,
-restore, export, import), `markdown` (a note as a Markdown document).
+restore, export, import), `document` (a note as a Markdown document), `search` (the index's
+queries), `unicode_marks` (where combining marks are, for the tokenizer).
 """
 
 from memory_lens.core.notes.locations import Layout, Location, NotesSettings, notes_settings
