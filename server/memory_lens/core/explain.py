@@ -88,41 +88,48 @@ def start_dir(target: Path, given: Path | None) -> Path:
 
 def agent_reads_name(agent: str, path: Path, settings: Settings, environ: Mapping[str, str] | None) -> bool | None:
     """Whether AGENT reads files named as PATH is at all (None: Memory Lens does not know)."""
-    name = path.name
+    return _name_test(agent, settings, environ)(path)
+
+
+def _name_test(agent: str, settings: Settings, environ: Mapping[str, str] | None) -> Callable[[Path], bool | None]:
+    """`agent_reads_name` for AGENT, its names worked out once (Codex's from its config)."""
+    rules = f"{os.sep}.claude{os.sep}rules{os.sep}"
     if agent == gemini.AGENT:
-        return name in settings.filenames
+        names = frozenset(settings.filenames)
+        return lambda path: path.name in names
     if agent == codex.AGENT:
         from memory_lens.core.agents.budget import codex_names
 
-        return name in codex_names(environ)
+        names = frozenset(codex_names(environ))
+        return lambda path: path.name in names
     if agent == claude.AGENT:
-        return name in ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "MEMORY.md") or (
-            name.endswith(".md") and f"{os.sep}.claude{os.sep}rules{os.sep}" in str(path))
+        return lambda path: path.name in ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "MEMORY.md") or (
+            path.name.endswith(".md") and rules in str(path))
     if agent == wave.AGENT:
-        return name in (wave.PROJECT_FILENAME, wave.USER_FILENAME)
+        return lambda path: path.name in (wave.PROJECT_FILENAME, wave.USER_FILENAME)
     if agent == "cursor":
-        return name in ("AGENTS.md", ".cursorrules") or (
-            name.endswith((".mdc", ".md")) and f"{os.sep}.cursor{os.sep}rules{os.sep}" in str(path))
+        cursor_rules = f"{os.sep}.cursor{os.sep}rules{os.sep}"
+        return lambda path: path.name in ("AGENTS.md", ".cursorrules") or (
+            path.name.endswith((".mdc", ".md")) and cursor_rules in str(path))
     if agent == copilot.AGENT:
-        return name.lower() in copilot.TAGGED_NAMES or name.lower().endswith(".instructions.md") or (
-            name.endswith(".md") and f"{os.sep}.claude{os.sep}rules{os.sep}" in str(path))
+        return lambda path: path.name.lower() in copilot.TAGGED_NAMES or path.name.lower().endswith(
+            ".instructions.md") or (path.name.endswith(".md") and rules in str(path))
     if agent == copilot_vscode.AGENT:
-        return name in ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "copilot-instructions.md") or name.endswith(
-            ".instructions.md") or (name.endswith(".md") and f"{os.sep}.claude{os.sep}rules{os.sep}" in str(path))
-    return None
+        return lambda path: path.name in ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "copilot-instructions.md") or (
+            path.name.endswith(".instructions.md") or (path.name.endswith(".md") and rules in str(path)))
+    return lambda path: None
 
 
-def _absent(agent: str, path: Path, view: AgentView, start: Path, settings: Settings,
-            environ: Mapping[str, str] | None) -> Status:
-    """The status of PATH for AGENT, whose VIEW does not list it."""
+def _absent(agent: str, path: Path, reads: bool | None, instead: AgentSource | None, start: Path,
+            settings: Settings) -> Status:
+    """The status of PATH for AGENT, whose view does not list it; READS: whether AGENT reads
+    files of its name, INSTEAD: the first file the view loads from PATH's directory."""
     who = title(agent)
-    reads = agent_reads_name(agent, path, settings, environ)
     if reads is False and agent == gemini.AGENT:
         return Status(NOT_LOADED, f"{who}: {path.name} is not in context.fileName ({', '.join(settings.filenames)})")
     if reads is False:
         return Status(NOT_LOADED, f"{who} does not read {path.name}")
-    instead = next((s for s in view.sources if s.loaded and s.path.parent == path.parent and s.path != path), None)
-    if instead is not None and reads:
+    if instead is not None and instead.path != path and reads:
         return Status(NOT_LOADED, f"{who} reads {instead.path.name} in this directory instead")
     return Status(NOT_LOADED, f"{who}, started in {start}, does not load this file")
 
@@ -193,9 +200,17 @@ def explain(path: str | os.PathLike[str], settings: Settings, agents: Sequence[s
         order.update(dict.fromkeys(p for p, s in mine.items() if s.loaded))
     for mine in listed.values():  # then what the agents look at and leave out, then the rest
         order.update(dict.fromkeys(p for p, s in mine.items() if not s.loaded))
+    reads = {agent: _name_test(agent, settings, environ) for agent in names}
     order.update(dict.fromkeys(p for p in candidates(begin, target, settings, environ)
-                               if any(agent_reads_name(a, p, settings, environ) is not False for a in names)))
+                               if any(reads[a](p) is not False for a in names)))
     order.update(dict.fromkeys(Path(os.path.normpath(p)) for p in also))
+    firsts: dict[str, dict[Path, AgentSource]] = {}  # by agent: the first file its view loads from each directory
+    for agent, view in views.items():
+        if not isinstance(view, str):
+            mine = firsts[agent] = {}
+            for s in view.sources:
+                if s.loaded:
+                    mine.setdefault(s.path.parent, s)
     files = []
     for p in order:
         statuses: dict[str, Status] = {}
@@ -206,6 +221,6 @@ def explain(path: str | os.PathLike[str], settings: Settings, agents: Sequence[s
                 continue
             source = listed[agent].get(p)
             statuses[agent] = (_listed(agent, p, source, file) if source is not None
-                               else _absent(agent, p, view, begin, settings, environ))
+                               else _absent(agent, p, reads[agent](p), firsts[agent].get(p.parent), begin, settings))
         files.append(ExplainedFile(p, statuses))
     return Explanation(asked, names, tuple(files))
