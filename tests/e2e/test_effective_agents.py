@@ -82,3 +82,33 @@ async def test_copilot_view_of_an_open_file_marks_the_matching_apply_to(lsp: Ses
     result = await lsp.effective(ws.proj / "pkg" / "b.txt", agent="copilot")
     rule = [s for s in result["sources"] if s["path"].endswith("py.instructions.md")]
     assert "matchedBy" not in rule[0] and rule[0]["reason"].startswith("applyTo `pkg/*.py` does not match")
+
+
+async def test_claude_view_of_an_open_file_follows_its_files_on_disk(lsp: Session) -> None:
+    """The view asked for again and again (kept while nothing it read changed) follows every
+    change: a rule's `paths:` and text edited in place (same size), a CLAUDE.md created between
+    the start directory and the file, a rule removed; no file event is sent."""
+    ws = lsp.ws
+    ws.write("work/proj/.claude/rules/py.md", "---\npaths: \"*.py\"\n---\npython rule\n")
+    ws.write("work/proj/.claude/rules/all.md", "always rule one\n")
+    ws.write("work/proj/pkg/a.py", "")
+    target = ws.proj / "pkg" / "a.py"
+
+    async def rules() -> tuple[list[tuple[str, bool, str]], str]:
+        result = await lsp.effective(target, agent="claude")
+        return [(s["path"].rsplit("/", 1)[-1], s["loaded"], s["when"]) for s in result["sources"]], result["text"]
+
+    first = await rules()
+    assert first[0] == [("all.md", True, "start"), ("py.md", True, "on-read")] and "always rule one" in first[1]
+    assert await rules() == first
+    ws.write("work/proj/.claude/rules/py.md", "---\npaths: \"*.md\"\n---\npython rule\n")
+    ws.write("work/proj/.claude/rules/all.md", "always rule two\n")
+    sources, text = await rules()
+    assert sources == [("all.md", True, "start"), ("py.md", False, "on-read")]
+    assert "always rule two" in text and "always rule one" not in text
+    ws.write("work/proj/pkg/CLAUDE.md", "- package rule\n")
+    sources, text = await rules()
+    assert ("CLAUDE.md", True, "on-read") in sources and "- package rule" in text
+    (ws.proj / ".claude" / "rules" / "py.md").unlink()
+    sources, _ = await rules()
+    assert [s for s in sources if s[0] == "py.md"] == []

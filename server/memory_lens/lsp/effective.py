@@ -78,12 +78,26 @@ _CAMEL = {"project_root": "projectRoot", "target_dir": "targetDir"}
 def view_result(view: AgentView, directory: Path | None) -> dict[str, Any]:
     """VIEW's one JSON (`AgentView.to_json`, what `memory-lens show --format json` prints) in the
     protocol's camelCase, each source with its `uri` and `dirty` False; `targetDir` null when the
-    document has no directory."""
+    document has no directory. The same dict again for the same VIEW object (a kept view,
+    `claude.load_view`): callers copy before they change it."""
+    key = (view.agent, str(directory))
+    kept = _RESULTS.get(key)
+    if kept is not None and kept[0] is view:
+        return kept[1]
     data = {_CAMEL.get(key, key): value for key, value in view.to_json().items()}
     if directory is None:
         data["targetDir"] = None
     data["sources"] = [{"uri": path_to_uri(Path(s["path"])), **s, "dirty": False} for s in data["sources"]]
+    if len(_RESULTS) >= RESULTS_KEPT:
+        _RESULTS.clear()
+    _RESULTS[key] = (view, data)
     return data
+
+
+# The last answer per agent and directory, with the view it was made from: a kept view's answer
+# (~200 sources with URIs for a project with 200 rules files) is not built again (docs/performance.md).
+RESULTS_KEPT = 64
+_RESULTS: dict[tuple[str, str], tuple[AgentView, dict[str, Any]]] = {}
 
 
 def gemini_result(memory: Memory, directory: Path | None) -> dict[str, Any]:
@@ -108,10 +122,14 @@ def agent_result(ls: MemoryLensServer, view: AgentView, directory: Path | None) 
     as the home directory."""
     result = view_result(view, directory)
     docs = ls.open_memory_docs()
+    if not docs:
+        return result
+    sources = []
     for source in result["sources"]:
         doc = docs.get(Path(source["path"]))
-        source["dirty"] = doc is not None and doc.text != ls.store.read(Path(source["path"])).text
-    return result
+        dirty = doc is not None and doc.text != ls.store.read(Path(source["path"])).text
+        sources.append({**source, "dirty": True} if dirty else source)
+    return {**result, "sources": sources}
 
 
 FILE_AGENTS = ("claude", "cursor", "copilot", "copilot-vscode")  # started in the workspace folder; their view depends on the document

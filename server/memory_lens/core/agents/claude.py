@@ -556,11 +556,15 @@ STARTED_CACHE_SIZE = 64
 _STARTED: dict[tuple[str, ...], _Started] = {}
 
 
+def _unchanged(looked: list[tuple[str, Identity | None]] | tuple[tuple[str, Identity | None], ...]) -> bool:
+    return all(file_identity(p) == ident for p, ident in looked)
+
+
 def _started(start: Path, environ: Mapping[str, str] | None, managed: Path) -> tuple[Loader, list[Loaded], list[Path]]:
     """A loader in START after what loads at start, those files, and the AGENTS.md files left out."""
     key = (str(start), str(managed), str(claude_dir(environ)), str(global_config_file(environ)))
     kept = None if is_confined() else _STARTED.get(key)
-    if kept is not None and all(file_identity(p) == ident for p, ident in kept.loader.looked):
+    if kept is not None and _unchanged(kept.loader.looked):
         return _fork(kept.loader), list(kept.files), list(kept.left_out)
     loader = Loader(start, read_config(start, environ))
     files, left_out = with_agents_md(loader, startup(loader, managed))
@@ -584,6 +588,32 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, manage
               file: Path | None = None) -> AgentView:
     """What Claude Code loads when started in TARGET_DIR (an existing, resolved directory), plus
     what it loads on reading FILE."""
+    key = (str(target_dir), str(managed), str(claude_dir(environ)), str(global_config_file(environ)), str(file or ""))
+    kept = None if is_confined() else _VIEWS.pop(key, None)
+    if kept is not None and _unchanged(kept[0]):
+        _VIEWS[key] = kept  # the most recently used last
+        return kept[1]
+    view, looked = _load_view(target_dir, environ, managed, file)
+    if not is_confined():
+        if len(_VIEWS) >= VIEWS_CACHE_SIZE:
+            del _VIEWS[next(iter(_VIEWS))]  # the least recently used
+        _VIEWS[key] = (looked, view)
+    return view
+
+
+# Whole views by start directory and file read, kept while every file and folder the view looked
+# at (at start and on reading the file) is as it was, one `stat` each, as `_STARTED`: the editor
+# asks for the open file's view again and again, and the on-read part (the directories between
+# the start directory and the file, each rule's `paths:` matched, ~100 rules not loaded with why)
+# costs ~10x that check (docs/performance.md, target: memory/effective with agent claude for the
+# open file p99 <= 2 ms over stdio). The most recently used VIEWS_CACHE_SIZE are kept.
+VIEWS_CACHE_SIZE = 32
+_VIEWS: dict[tuple[str, ...], tuple[tuple[tuple[str, Identity | None], ...], AgentView]] = {}
+
+
+def _load_view(target_dir: Path, environ: Mapping[str, str] | None, managed: Path,
+               file: Path | None) -> tuple[AgentView, tuple[tuple[str, Identity | None], ...]]:
+    """`load_view`, and every file and folder it looked at with its identity before it was read."""
     loader, files, left_out = _started(target_dir, environ, managed)
     if file is not None:
         files += on_read(loader, file)
@@ -598,5 +628,11 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, manage
                                    f"{LARGE_FILE_CHARS}-character large-file warning threshold")
     text = "\n\n".join(block(f) for f in files if f.text)
     loader.trace += [f"{s.when} {s.tier} {s.path}" for s in sources]
-    return AgentView(AGENT, target_dir, git_root(target_dir), tuple(sources), text, tuple(loader.warnings),
-                     tuple(loader.trace))
+    looked, root = list(loader.looked), None
+    for directory in (target_dir, *target_dir.parents):  # git_root, each `.git` looked at too
+        looked.append((str(directory / ".git"), file_identity(directory / ".git")))
+        if os.path.lexists(directory / ".git"):
+            root = directory
+            break
+    return AgentView(AGENT, target_dir, root, tuple(sources), text, tuple(loader.warnings),
+                     tuple(loader.trace)), tuple(looked)
