@@ -37,6 +37,7 @@ export const NOTE_SCHEME = 'memory-lens-note';
 export const CMD_SAVE = 'memoryLens.server.save';
 export const CMD_REMOVE = 'memoryLens.server.remove';
 export const CMD_MOVE = 'memoryLens.server.move';
+export const CMD_FIX_DRIFT = 'memoryLens.server.fixDrift';
 export const CMD_LIST = 'memoryLens.server.list';
 export const CMD_EFFECTIVE = 'memoryLens.server.effective';
 export const CMD_REFRESH = 'memoryLens.server.refresh';
@@ -54,7 +55,7 @@ export const NOTES_COMMANDS: readonly string[] = [
   CMD_NOTES_READ_DOCUMENT, CMD_NOTES_WRITE_DOCUMENT, CMD_NOTES_SUGGEST_NAME,
 ];
 export const SERVER_COMMANDS: readonly string[] = [
-  CMD_SAVE, CMD_REMOVE, CMD_MOVE, CMD_LIST, CMD_EFFECTIVE, CMD_REFRESH, ...NOTES_COMMANDS,
+  CMD_SAVE, CMD_REMOVE, CMD_MOVE, CMD_LIST, CMD_EFFECTIVE, CMD_REFRESH, CMD_FIX_DRIFT, ...NOTES_COMMANDS,
 ];
 
 /** Kind of the "Save selection to … memory" code actions. */

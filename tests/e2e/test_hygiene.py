@@ -3,6 +3,8 @@ reports them; `stale` re-checked when a project file it reads changes on disk.""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from lsprotocol import types
 
@@ -71,3 +73,53 @@ async def test_drift_quick_fix_makes_agents_md_the_source(ws: Workspace, start: 
     assert codex["text"].strip() == AGENTS_TEXT.strip()
     assert AGENTS_TEXT.strip() in claude["text"] and "- Claude only: answer in French" in claude["text"]
     assert any(s["path"] == str(agents_md) and s["loaded"] for s in claude["sources"])
+
+
+GEMINI_TEXT = "# Rules\n" + SHARED + "- Gemini only: answer in French\n"
+
+
+@pytest.mark.clients(*FEATURE_CLIENTS)
+async def test_drift_quick_fix_points_gemini_cli_at_agents_md_through_its_settings(ws: Workspace,
+                                                                                   start: Starter) -> None:
+    ws.write("work/proj/AGENTS.md", AGENTS_TEXT)
+    ws.write("work/proj/GEMINI.md", GEMINI_TEXT)
+    ws.write("work/proj/.gemini/settings.json", '{"ui": {"theme": "dark"}}\n')
+    ws.write("home/.gemini/trustedFolders.json", json.dumps({str(ws.proj): "TRUST_FOLDER"}))
+    gemini_md, agents_md, settings = ws.proj / "GEMINI.md", ws.proj / "AGENTS.md", ws.proj / ".gemini/settings.json"
+    lsp = await start(init_options={"memoryLens": {"agents": ["gemini", "codex"]}})
+    lsp.open(agents_md)  # the fix is offered on both files: here on the source's side
+    diags = await lsp.wait_diagnostics(agents_md, lambda d: "drift" in [x.code for x in d])
+    drift = [x for x in diags if x.code == "drift"]
+    [fix] = [a for a in await lsp.code_actions(agents_md, (0, 0), (0, 0), drift) if a.kind == "quickfix"]
+    assert fix.title == ("Make AGENTS.md the source: add it to context.fileName in .gemini/settings.json, "
+                         "keep in GEMINI.md only its own lines")
+    assert fix.edit is None and fix.command.command == "memoryLens.server.fixDrift"
+    result = await lsp.command(fix.command.command, *fix.command.arguments)
+    assert result == {"message": f"{gemini_md}: kept only the lines AGENTS.md lacks"}
+    assert json.loads(settings.read_text()) == {"ui": {"theme": "dark"},
+                                                "context": {"fileName": ["AGENTS.md", "GEMINI.md"]}}
+    assert gemini_md.read_text() == "- Gemini only: answer in French\n"
+    await lsp.wait_diagnostics(agents_md, lambda d: "drift" not in [x.code for x in d])
+    gemini = await ws.cli_json("show", "--agent", "gemini", cwd=ws.proj)
+    codex = await ws.cli_json("show", "--agent", "codex", cwd=ws.proj)
+    assert AGENTS_TEXT.strip() in gemini["text"] and "- Gemini only: answer in French" in gemini["text"]
+    assert gemini["text"].count("Shared rule number 3:") == 1 and codex["text"].strip() == AGENTS_TEXT.strip()
+
+
+
+@pytest.mark.clients(*FEATURE_CLIENTS)
+async def test_drift_quick_fix_refuses_gemini_settings_it_would_lose_comments_of(ws: Workspace,
+                                                                                 start: Starter) -> None:
+    ws.write("work/proj/AGENTS.md", AGENTS_TEXT)
+    ws.write("work/proj/GEMINI.md", GEMINI_TEXT)
+    settings = ws.write("work/proj/.gemini/settings.json", '{"ui": {} // mine\n}\n')
+    ws.write("home/.gemini/trustedFolders.json", json.dumps({str(ws.proj): "TRUST_FOLDER"}))
+    gemini_md = ws.proj / "GEMINI.md"
+    lsp = await start(init_options={"memoryLens": {"agents": ["gemini", "codex"]}})
+    lsp.open(gemini_md)
+    diags = await lsp.wait_diagnostics(gemini_md, lambda d: "drift" in [x.code for x in d])
+    [fix] = [a for a in await lsp.code_actions(gemini_md, (0, 0), (0, 0), [x for x in diags if x.code == "drift"])
+             if a.kind == "quickfix"]
+    with pytest.raises(Exception, match="holds comments, which rewriting it would lose"):
+        await lsp.command(fix.command.command, *fix.command.arguments)
+    assert gemini_md.read_text() == GEMINI_TEXT and settings.read_text() == '{"ui": {} // mine\n}\n'

@@ -13,7 +13,9 @@ Quick fixes remove a duplicate or a redundant entry flagged by a diagnostic, onl
 entry is still where the diagnostic says (its normalised text travels in the diagnostic's `data`),
 and the entry holding a secret (while its line still holds one). A selection holding a secret is
 saved through the command even with `save.preview`, so that the command can refuse it.
-A `drift` gets a bridge: the copy imports the other file instead (`bridge_fix`).
+A `drift` gets the fix of `core/drift_fix.py` (`bridge_fix`): an import written as an edit of
+the copy, or the `memoryLens.server.fixDrift` command, which writes Gemini CLI's settings and the
+copy with the locked atomic writes of `memory-lens check --fix drift`.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from lsprotocol import types
 
 from memory_lens.core.checks import DRIFT, DUPLICATE, REDUNDANT, SECRET
 from memory_lens.core.files import read_memory_file
-from memory_lens.core.similar import IMPORTING, bridge_text, drift_message
+from memory_lens.core.drift_fix import IMPORT, apply_drift_fix, plan_drift_fix
+from memory_lens.core.similar import bridge_text, drift_message, sibling_agent_files
+from memory_lens.core.writer import MemoryFileError
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import EntryTextError, plan_add
 from memory_lens.core.entries import memory_file_for
@@ -38,8 +42,8 @@ from memory_lens.core.files import BOM
 from memory_lens.core.markdown import Entry, clean_entry_text, parse, split_lines, strip_eol
 from memory_lens.core.secrets import find_secrets
 from memory_lens.lsp import protocol
-from memory_lens.lsp.commands import context_refusal, write_refusal
-from memory_lens.lsp.convert import json_values, uri_to_path
+from memory_lens.lsp.commands import RequestFailed, context_refusal, write_refusal
+from memory_lens.lsp.convert import first_object, json_values, uri_to_path
 from memory_lens.lsp.edits import add_entry_edit, can_create_files, remove_entry_edit, replace_all_edit
 from memory_lens.lsp.effective import uri_target_dir
 
@@ -244,21 +248,45 @@ def quick_fix(ls: MemoryLensServer, uri: str, diag: types.Diagnostic) -> types.C
 
 
 def bridge_fix(ls: MemoryLensServer, uri: str, diag: types.Diagnostic) -> types.CodeAction | None:
-    """"Make AGENTS.md the source: import it in CLAUDE.md": the copy (a file whose agent follows
-    `@path` imports: `similar.IMPORTING`) becomes the import of the other file, followed by its own
-    lines the other does not have (`similar.bridge_text`), while the two still drift."""
+    """The fix of a `drift` (`drift_fix.plan_drift_fix`), while the two files still drift: an
+    import ("Make AGENTS.md the source: import it in CLAUDE.md") is an edit of the copy, offered
+    on the copy; Gemini CLI's setting and a Copilot copy trimmed are the `fixDrift` command,
+    offered on both files."""
     data = json_values(diag.data)
     other = Path(data["other"]) if isinstance(data, dict) and isinstance(data.get("other"), str) else None
     path = uri_to_path(uri)
-    if other is None or path is None or path.name not in IMPORTING or other.parent != path.parent:
+    if other is None or path is None or other not in sibling_agent_files(path):
         return None
-    text, _ = ls.current_text(path)
-    got = read_memory_file(other, ls.settings.max_file_bytes)
-    if text is None or not got.loadable or drift_message(path, text, other, got.text) is None:
+    fix = plan_drift_fix(path, other)
+    if fix is None or (fix.kind == IMPORT and fix.copy != path):
         return None
-    title = protocol.BRIDGE_TITLE.format(source=other.name, copy=path.name)
-    return types.CodeAction(title=title, kind=QUICK_FIX, diagnostics=[diag],
-                            edit=replace_all_edit(ls, path, text, bridge_text(text, other, got.text)))
+    copy_text, _ = ls.current_text(fix.copy)
+    source_text, _ = ls.current_text(fix.source)
+    if copy_text is None or source_text is None or drift_message(fix.copy, copy_text, fix.source, source_text) is None:
+        return None
+    if fix.kind == IMPORT:
+        title = protocol.BRIDGE_TITLE.format(source=other.name, copy=path.name)
+        return types.CodeAction(title=title, kind=QUICK_FIX, diagnostics=[diag], edit=replace_all_edit(
+            ls, path, copy_text, bridge_text(copy_text, other, source_text)))
+    return types.CodeAction(title=fix.title, kind=QUICK_FIX, diagnostics=[diag], command=types.Command(
+        title=fix.title, command=protocol.CMD_FIX_DRIFT, arguments=[{"uri": uri, "other": str(other)}]))
+
+
+def fix_drift(ls: MemoryLensServer, args: dict) -> dict[str, str]:
+    """`memoryLens.server.fixDrift` {uri, other}: write the fix of the drift of the file at URI
+    from OTHER (`drift_fix.apply_drift_fix`); `message` says what was done."""
+    uri, other = args.get("uri"), args.get("other")
+    path = uri_to_path(uri) if isinstance(uri, str) else None
+    if path is None or not isinstance(other, str):
+        raise RequestFailed(message="fixDrift needs a file 'uri' and the 'other' file's path")
+    refusal = write_refusal(ls, path)
+    fix = plan_drift_fix(path, Path(other)) if refusal is None and Path(other) in sibling_agent_files(path) else None
+    if fix is None:
+        raise RequestFailed(message=refusal or f"{path}: no drift fix with {other}")
+    try:
+        return {"message": apply_drift_fix(fix, ls.settings.max_file_bytes)}
+    except MemoryFileError as err:
+        raise RequestFailed(message=str(err)) from None
 
 
 def _wanted(kind: str, only: Any) -> bool:
@@ -272,6 +300,10 @@ def register(server: MemoryLensServer) -> None:
         # Off the event loop: planning an add parses the memory file, and a selection in a file
         # that is not open is read from disk.
         return await asyncio.to_thread(code_actions_for, ls, params)
+
+    @server.command(protocol.CMD_FIX_DRIFT)
+    async def cmd_fix_drift(ls, *args: Any) -> dict[str, str]:
+        return await asyncio.to_thread(fix_drift, ls, first_object(list(args)))
 
 
 def code_actions_for(ls: MemoryLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:

@@ -36,6 +36,7 @@ CMD_LIST = "memoryLens.server.list"
 CMD_EFFECTIVE = "memoryLens.server.effective"
 CMD_REFRESH = "memoryLens.server.refresh"
 CMD_MOVE = "memoryLens.server.move"
+CMD_FIX_DRIFT = "memoryLens.server.fixDrift"  # the drift quick fix that writes files (core/drift_fix.py)
 CMD_NOTES_LIST = "memoryLens.server.notes.list"
 CMD_NOTES_SEARCH = "memoryLens.server.notes.search"
 CMD_NOTES_READ = "memoryLens.server.notes.read"
@@ -47,7 +48,8 @@ CMD_NOTES_WRITE_DOCUMENT = "memoryLens.server.notes.writeDocument"
 CMD_NOTES_SUGGEST_NAME = "memoryLens.server.notes.suggestName"
 NOTES_COMMANDS = [CMD_NOTES_LIST, CMD_NOTES_SEARCH, CMD_NOTES_READ, CMD_NOTES_CREATE, CMD_NOTES_EDIT,
                   CMD_NOTES_DELETE, CMD_NOTES_READ_DOCUMENT, CMD_NOTES_WRITE_DOCUMENT, CMD_NOTES_SUGGEST_NAME]
-SERVER_COMMANDS = [CMD_SAVE, CMD_REMOVE, CMD_MOVE, CMD_LIST, CMD_EFFECTIVE, CMD_REFRESH, *NOTES_COMMANDS]
+SERVER_COMMANDS = [CMD_SAVE, CMD_REMOVE, CMD_MOVE, CMD_LIST, CMD_EFFECTIVE, CMD_REFRESH, CMD_FIX_DRIFT,
+                   *NOTES_COMMANDS]
 
 # Code action titles.
 SAVE_PROJECT_TITLE = "Save selection to project memory"
