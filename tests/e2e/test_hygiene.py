@@ -123,3 +123,21 @@ async def test_drift_quick_fix_refuses_gemini_settings_it_would_lose_comments_of
     with pytest.raises(Exception, match="holds comments, which rewriting it would lose"):
         await lsp.command(fix.command.command, *fix.command.arguments)
     assert gemini_md.read_text() == GEMINI_TEXT and settings.read_text() == '{"ui": {} // mine\n}\n'
+
+
+@pytest.mark.clients(*FEATURE_CLIENTS)
+async def test_an_open_note_file_gets_secret_diagnostics_and_no_fix_that_breaks_it(ws: Workspace,
+                                                                                   start: Starter) -> None:
+    key = "AKIA" + "Z7Q2KX5MPL3VWN8R"
+    await ws.cli("notes", "create", "--allow-secret", "deploy", "Deploy notes\n\nuse " + key, cwd=ws.proj)
+    note = ws.proj / ".memory-lens" / "notes" / "deploy.json"
+    lines = note.read_text().splitlines()
+    [(line, column)] = [(i, l.index(key)) for i, l in enumerate(lines) if key in l]
+    lsp = await start()
+    lsp.open(note, language="json")
+    diags = await lsp.wait_diagnostics(note, lambda d: [x.code for x in d] == ["secret"])
+    assert (diags[0].range.start.line, diags[0].range.start.character) == (line, column)
+    assert diags[0].severity == types.DiagnosticSeverity.Error and key not in diags[0].message
+    assert [a for a in await lsp.code_actions(note, (line, 0), (line, 0), diags) if a.kind == "quickfix"] == []
+    lsp.change(note, note.read_text().replace(key, "<revoked>"))  # checked as typed
+    await lsp.wait_diagnostics(note, lambda d: d == [])

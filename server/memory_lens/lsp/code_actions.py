@@ -46,6 +46,7 @@ from memory_lens.lsp.commands import RequestFailed, context_refusal, write_refus
 from memory_lens.lsp.convert import first_object, json_values, uri_to_path
 from memory_lens.lsp.edits import add_entry_edit, can_create_files, remove_entry_edit, replace_all_edit
 from memory_lens.lsp.effective import uri_target_dir
+from memory_lens.lsp.note_diagnostics import is_note_document
 
 if TYPE_CHECKING:
     from memory_lens.lsp.server import MemoryLensServer
@@ -234,7 +235,7 @@ def quick_fix(ls: MemoryLensServer, uri: str, diag: types.Diagnostic) -> types.C
     if diag.source != protocol.DIAGNOSTIC_SOURCE or diag.code not in (DUPLICATE, REDUNDANT, SECRET):
         return None
     path = uri_to_path(uri)
-    if path is None:
+    if path is None or is_note_document(path, ls.settings):  # a note's lines are JSON: edit the note
         return None
     text, _ = ls.current_text(path)
     flagged = _secret_entry if diag.code == SECRET else _flagged_entry

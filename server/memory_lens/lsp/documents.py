@@ -19,6 +19,7 @@ from memory_lens.core.large_files import is_large_text
 from memory_lens.lsp import diagnostics
 from memory_lens.lsp.compat import fast_incremental_changes
 from memory_lens.lsp.convert import uri_to_path
+from memory_lens.lsp.note_diagnostics import is_note_document, note_diagnostics
 
 if TYPE_CHECKING:
     from memory_lens.lsp.server import MemoryLensServer
@@ -50,6 +51,8 @@ async def check_open_document(ls: MemoryLensServer, uri: str, force: bool = Fals
                 check = diagnostics.diagnostics_for
             elif diagnostics.is_instruction_file(path, ls.settings):  # another agent's: not-loaded only
                 check = diagnostics.not_loaded_diagnostics
+            elif is_note_document(path, ls.settings):
+                check = note_diagnostics
             else:
                 return
             if is_large_text(doc.source):  # checked once its edits pause: each check reads all of it
