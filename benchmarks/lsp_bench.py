@@ -154,6 +154,31 @@ class Session:
                 "first_pass_p99_ms": ms(per_pass[0][1]), "requests": len(uris), "warm_passes": len(warm),
                 "warm_p99_runs_ms": spread([p * 1000 for _, p in warm])}
 
+    def open_file(self, method: str, files: int = 10, repeats: int = 20, passes: int = 3, **params: Any) -> dict:
+        """METHOD (`memory/effective`, `memory/explain`) for the open file, as an editor asks for it
+        again and again (each change, focus, re-render): each of FILES sample files opened, then
+        asked REPEATS times; per pass p50/p95/p99 over every request; the medians of the passes
+        and the spread of their p99 (`open_runs_p99_ms`)."""
+        uris = [path_to_uri(self.root / p) for p in self.manifest["sample_files"][:files]]
+        for uri in uris:
+            self.client.notify("textDocument/didOpen", {"textDocument": {
+                "uri": uri, "languageId": "plaintext", "version": 1, "text": ""}})
+        per_pass = []
+        for _ in range(passes + 1):
+            times = []
+            for uri in uris:
+                for _ in range(repeats):
+                    started = time.perf_counter()
+                    self.client.request(method, {"textDocument": {"uri": uri}, **params})
+                    times.append(time.perf_counter() - started)
+            per_pass.append(tuple(percentile(times, q) for q in (50, 95, 99)))
+        for uri in uris:
+            self.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        warm = per_pass[1:]  # the first pass fills what is kept
+        return {"p50_ms": ms(median([p[0] for p in warm])), "p95_ms": ms(median([p[1] for p in warm])),
+                "p99_ms": ms(median([p[2] for p in warm])), "files": len(uris), "repeats": repeats,
+                "warm_passes": len(warm), "open_runs_p99_ms": spread([p[2] * 1000 for p in warm])}
+
     def _change_once(self, path: Path, events: bool, timeout: float = 20) -> tuple[float, float]:
         """Edit PATH on disk; seconds until its diagnostics and `memory/didChange`; then restore."""
         uri = path_to_uri(path)
