@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
+import { agentLabel } from '../src/labels';
 import * as protocol from '../src/protocol';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -66,5 +67,12 @@ describe('protocol names', () => {
       assert.ok(prop, key);
       assert.ok((prop.markdownDescription ?? prop.description ?? '').length > 20, `${key} has no description`);
     }
+  });
+});
+
+describe('the agent setting', () => {
+  it('describes each agent by the label the picker shows for it', () => {
+    const setting = manifest.contributes.configuration.properties['memoryLens.agent'] as { enum: string[]; enumDescriptions: string[] };
+    assert.deepEqual(setting.enumDescriptions, setting.enum.map((agent) => agentLabel(agent)));
   });
 });
