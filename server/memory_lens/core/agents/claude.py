@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, is_confined, read_raw, withheld_reason
+from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, git_root, is_confined, read_raw, withheld_reason
 from memory_lens.core.agents.claude_rules import front_matter, rule_matches
 from memory_lens.core.file_identity import Identity, file_identity
 from memory_lens.core.imports import ImportBudget, limit_message
@@ -140,13 +140,6 @@ def auto_memory_file(start: Path, user_dir: Path) -> Path:
     """`<config dir>/projects/<project root, every non-alphanumeric character as '-'>/memory/MEMORY.md`."""
     root = git_root(start) or start
     return user_dir / "projects" / _SAFE.sub("-", str(root)) / "memory" / "MEMORY.md"
-
-
-def git_root(start: Path) -> Path | None:
-    for d in (start, *start.parents):
-        if os.path.lexists(d / ".git"):
-            return d
-    return None
 
 
 def import_targets(text: str) -> list[str]:

@@ -23,6 +23,15 @@ RUST_WHITESPACE = ("\t\n\v\f\r \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\
                    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 
 
+def git_root(start: Path) -> Path | None:
+    """The nearest ancestor-or-self of START holding `.git` (any kind, even a dangling link), as
+    Claude Code, Cursor and VS Code's workspace take a project root; None when none does."""
+    for d in (start, *start.parents):
+        if os.path.lexists(d / ".git"):
+            return d
+    return None
+
+
 def rust_trim(text: str) -> str:
     """TEXT trimmed as Rust's `str::trim` trims it."""
     return text.strip(RUST_WHITESPACE)

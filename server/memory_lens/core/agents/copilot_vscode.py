@@ -33,9 +33,10 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw
+from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, git_root, read_raw
 from memory_lens.core.agents.copilot import front_matter, pattern_match
 from memory_lens.core.agents.scoped import split_commas
+from memory_lens.core.gemini_settings import strip_json_comments
 
 AGENT = "copilot-vscode"
 LABEL = "Copilot Chat"
@@ -55,7 +56,6 @@ DEFAULTS: dict[str, Any] = {USE_INSTRUCTION_FILES: True, USE_AGENTS_MD: True, US
                                         "~/.copilot/instructions": True, "~/.claude/rules": False}}
 SETTINGS = tuple(DEFAULTS)
 ALL_FILES = ("**", "**/*", "*")
-_COMMENT = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*[\s\S]*?\*/')
 _TRAILING_COMMA = re.compile(r'("(?:\\.|[^"\\])*")|,(?=\s*[}\]])')
 
 
@@ -68,7 +68,7 @@ def read_settings_file(path: Path) -> tuple[dict[str, Any], str]:
     if got.reason or got.size > 1024 * 1024:
         return {}, f"{path}: {got.reason or 'over 1 MiB'}: VS Code's defaults are used"
     text = decode_lossy(got.data).lstrip("\ufeff")
-    text = _TRAILING_COMMA.sub(lambda m: m.group(1) or "", _COMMENT.sub(lambda m: m.group(1) or "", text))
+    text = _TRAILING_COMMA.sub(lambda m: m.group(1) or "", strip_json_comments(text))
     try:
         data = json.loads(text)
     except ValueError as err:
@@ -93,13 +93,6 @@ def effective_settings(given: Mapping[str, Any] | None) -> tuple[dict[str, Any],
             continue
         out[key] = {**DEFAULTS[LOCATIONS], **value} if want is dict else value
     return out, warnings
-
-
-def _root(start: Path) -> Path:
-    for d in (start, *start.parents):
-        if os.path.lexists(d / ".git"):
-            return d
-    return start
 
 
 def _home(environ: Mapping[str, str] | None) -> Path:
@@ -186,7 +179,7 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, file: 
     """What Copilot Chat in VS Code attaches for FILE (else for the workspace of TARGET_DIR), by
     CHAT_SETTINGS (setting ID to value, as VS Code sends them); without them, the workspace's
     `.vscode/settings.json` over VS Code's defaults."""
-    root, home = _root(target_dir), _home(environ)
+    root, home = git_root(target_dir) or target_dir, _home(environ)
     warnings: list[str] = []
     if chat_settings is None:
         chat_settings, why = read_settings_file(root / ".vscode" / "settings.json")

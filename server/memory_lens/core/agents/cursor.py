@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw
+from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, git_root, read_raw
 from memory_lens.core.agents.scoped import GlobError, ScopedRule, brace_glob, split_commas
 
 AGENT = "cursor"
@@ -150,13 +150,6 @@ def _base_of(path: Path) -> Path:
     return Path(text[:at]) if at > 0 else path.parent
 
 
-def _git_root(start: Path) -> Path | None:
-    for d in (start, *start.parents):
-        if os.path.lexists(d / ".git"):
-            return d
-    return None
-
-
 def rule_files(folder: Path) -> list[Path]:
     """The rules files of FOLDER (`.cursor/rules`), subfolders included, in path order."""
     found = []
@@ -197,7 +190,7 @@ def rule_source(path: Path, base: Path, file: Path | None, nested: bool, tier: s
         return AgentSource(path, tier, size, False, reason=why), ""
     rule = parse_rule(text)
     body = rule.body.strip()
-    under = f"{_relative(base, _git_root(base) or base) or '.'}/"
+    under = f"{_relative(base, git_root(base) or base) or '.'}/"
     if rule.skipped:
         return AgentSource(path, tier, size, False, reason=rule.problem), ""
     if rule.always:
@@ -236,7 +229,7 @@ def plain_source(path: Path, tier: str, when: str, matched_by: str = "") -> tupl
 def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, file: Path | None = None) -> AgentView:
     """What Cursor's agent reads in the workspace of TARGET_DIR (its project root), and when it
     reads FILE: the subdirectories' rules and `AGENTS.md` on the way to FILE (else to TARGET_DIR)."""
-    root = _git_root(target_dir) or target_dir
+    root = git_root(target_dir) or target_dir
     here = Path(os.path.abspath(file)).parent if file is not None else target_dir
     if _relative(here, root) is None:
         here = root
