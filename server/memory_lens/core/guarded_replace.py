@@ -40,7 +40,7 @@ from typing import Callable, Optional
 from memory_lens.core.file_identity import stat_identity
 from memory_lens.core.files import _kind_reason
 from memory_lens.core.settings import portable_writes_only
-from memory_lens.core.temp_files import write_temp
+from memory_lens.core.temp_files import remove_temp, write_temp
 
 try:
     import fcntl
@@ -143,8 +143,7 @@ def _publish(target: Path, attempt: Attempt, before_publish: Callable[[], None])
         return displaced is None or _check_displaced(target, displaced, (published.st_dev, published.st_ino), attempt)
     finally:
         for leftover in (tmp, kept):  # the temp file, or after an exchange the displaced file
-            with contextlib.suppress(OSError):  # gone already; held open (Windows): the next write's
-                os.unlink(leftover)
+            remove_temp(leftover)
 
 
 def _catch_up(target: Path, tmp: Path, attempt: Attempt) -> bool:

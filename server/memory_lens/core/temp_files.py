@@ -51,12 +51,18 @@ def write_temp(target: Path, data: bytes) -> Path:
             except OSError:
                 pass
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        remove_temp(tmp)
         raise
     return tmp
+
+
+def remove_temp(tmp: Path) -> None:
+    """Remove TMP, a temporary file this writer made and no longer needs; one gone already, or
+    held open elsewhere (Windows), is left to the next writer's sweep (`remove_stale_temp_files`)."""
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
 
 
 def remove_stale_temp_files(target: Path) -> list[str]:

@@ -22,7 +22,7 @@ from memory_lens.core.guarded_replace import (
     UnusableFileError,
     replace_keeping_others,
 )
-from memory_lens.core.temp_files import remove_stale_temp_files, write_temp
+from memory_lens.core.temp_files import remove_stale_temp_files, remove_temp, write_temp
 from memory_lens.core.write_policy import OutsideWriteError, WriteArea, check_target
 
 if TYPE_CHECKING:
@@ -112,10 +112,7 @@ def atomic_write(path: Path, data: bytes) -> None:
         try:
             os.replace(tmp, path)
         except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            remove_temp(tmp)
             raise
     try:
         dir_fd = os.open(path.parent, os.O_RDONLY)

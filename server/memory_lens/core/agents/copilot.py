@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from memory_lens.core.agents import scoped
 from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw
@@ -161,23 +161,36 @@ class Found:
     key: str = "applyTo"  # the front matter key its pattern comes from
 
 
-def _read(path: Path, tier: str, warnings: list[str]) -> tuple[AgentSource, str]:
+def read_instruction(path: Path, tier: str, binary: bool = False) -> tuple[AgentSource, str]:
+    """PATH as an instructions file: its source, loaded at start, and its text (byte order mark
+    off); or a source not loaded with why: it cannot be read, is over READ_LIMIT, or (BINARY:
+    the agent takes a file with a NUL byte for binary) holds a NUL byte. Copilot CLI and Copilot
+    Chat both read their files so."""
     got = read_raw(path, READ_LIMIT + 1)
-    if not got.ok or got.size > READ_LIMIT:
-        why = got.reason or f"is too large ({got.size} bytes): Memory Lens reads at most {READ_LIMIT} bytes of it"
-        warnings.append(f"{path}: {why}")
+    nul = binary and b"\0" in got.data
+    if not got.ok or got.size > READ_LIMIT or nul:
+        why = got.reason or ("a binary file (NUL bytes), not text" if nul
+                             else f"too large ({got.size} bytes): Memory Lens reads at most {READ_LIMIT} bytes of it")
         return AgentSource(path, tier, got.size, False, reason=why), ""
     text = decode_lossy(got.data)
     return AgentSource(path, tier, got.size, True, when="start"), text[1:] if text.startswith("\ufeff") else text
 
 
-def _walk(folder: Path, suffix: str, hidden: bool = True) -> list[Path]:
-    """The files under FOLDER whose name ends with SUFFIX (its case aside), sorted by path;
-    without HIDDEN, none in a directory whose name starts with a dot."""
+def _read(path: Path, tier: str, warnings: list[str]) -> tuple[AgentSource, str]:
+    source, text = read_instruction(path, tier)
+    if not source.loaded:
+        warnings.append(f"{path}: {source.reason}")
+    return source, text
+
+
+def walk_files(folder: Path, keep: Callable[[str], bool], skip: Callable[[str], bool] = lambda name: False
+               ) -> list[Path]:
+    """The files under FOLDER whose name KEEP accepts, in no directory whose name SKIP accepts,
+    sorted by path; at most MAX_FILES (Memory Lens's bound on a walk of a hostile tree)."""
     out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if hidden or not d.startswith("."))
-        out += [Path(dirpath) / n for n in filenames if n.lower().endswith(suffix)]
+        dirnames[:] = sorted(d for d in dirnames if not skip(d))
+        out += [Path(dirpath) / n for n in sorted(filenames) if keep(n)]
         if len(out) >= MAX_FILES:
             break
     rel = {p: p.relative_to(folder).as_posix() for p in out[:MAX_FILES]}
@@ -187,7 +200,8 @@ def _walk(folder: Path, suffix: str, hidden: bool = True) -> list[Path]:
 def _scoped(folder: Path, suffix: str, key: str, tier: str, shown_from: Path | None, base: Path,
             warnings: list[str], hidden: bool = True) -> list[Found]:
     out = []
-    for path in _walk(folder, suffix, hidden):
+    for path in walk_files(folder, lambda name: name.lower().endswith(suffix),
+                           lambda name: not hidden and name.startswith(".")):
         if not os.path.isfile(path):
             continue
         source, text = _read(path, tier, warnings)

@@ -34,14 +34,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, git_root, read_raw
-from memory_lens.core.agents.copilot import front_matter, pattern_match
+from memory_lens.core.agents.copilot import front_matter, pattern_match, read_instruction, walk_files
 from memory_lens.core.agents.scoped import split_commas
 from memory_lens.core.gemini_settings import strip_json_comments
 
 AGENT = "copilot-vscode"
 LABEL = "Copilot Chat"
-READ_LIMIT = 16 * 1024 * 1024
-MAX_FILES = 2000  # per folder walked: Memory Lens's bound on a hostile tree
 SKIP_DIRS = frozenset({".git", "node_modules"})
 USE_INSTRUCTION_FILES = "github.copilot.chat.codeGeneration.useInstructionFiles"
 USE_AGENTS_MD = "chat.useAgentsMdFile"
@@ -101,26 +99,6 @@ def _home(environ: Mapping[str, str] | None) -> Path:
     return Path(raw) if raw else Path.home()
 
 
-def _read(path: Path, tier: str) -> tuple[AgentSource, str]:
-    got = read_raw(path, READ_LIMIT + 1)
-    if not got.ok or got.size > READ_LIMIT or b"\0" in got.data:
-        why = got.reason or ("a binary file (NUL bytes), not text" if b"\0" in got.data
-                             else f"too large ({got.size} bytes): Memory Lens reads at most {READ_LIMIT} bytes of it")
-        return AgentSource(path, tier, got.size, False, reason=why), ""
-    text = decode_lossy(got.data)
-    return AgentSource(path, tier, got.size, True, when="start"), text[1:] if text.startswith("\ufeff") else text
-
-
-def _walk(folder: Path, keep) -> list[Path]:
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        out += [Path(dirpath) / n for n in sorted(filenames) if keep(n)]
-        if len(out) >= MAX_FILES:
-            break
-    return sorted(out[:MAX_FILES], key=lambda p: p.as_posix())
-
-
 def applies(pattern: str, file: Path) -> str | None:
     """The glob of PATTERN that makes VS Code attach its file for FILE (an absolute path), or
     None: VS Code's reading (computeAutomaticInstructions `_matches`), on copilot.py's globs."""
@@ -150,7 +128,7 @@ def _folders(root: Path, home: Path, locations: Mapping[str, bool]) -> list[tupl
 
 def _instruction(path: Path, tier: str, claude_rules: bool, file: Path | None,
                  include: bool) -> tuple[AgentSource, str]:
-    source, text = _read(path, tier)
+    source, text = read_instruction(path, tier, binary=True)
     if not source.loaded:
         return source, ""
     fm = front_matter(text, "paths" if claude_rules else "applyTo")
@@ -195,8 +173,8 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, file: 
 
     for folder, tier, claude_rules in _folders(root, home, conf[LOCATIONS]):
         keep = (lambda n: n.endswith(".md")) if claude_rules else (lambda n: n.endswith(".instructions.md"))
-        out += [_instruction(p, tier, claude_rules, asked, conf[INCLUDE_APPLYING]) for p in _walk(folder, keep)
-                if os.path.isfile(p)]
+        out += [_instruction(p, tier, claude_rules, asked, conf[INCLUDE_APPLYING])
+                for p in walk_files(folder, keep, SKIP_DIRS.__contains__) if os.path.isfile(p)]
     always: list[tuple[Path, str, str]] = [(root / ".github" / "copilot-instructions.md", "workspace",
                                             USE_INSTRUCTION_FILES), (root / "AGENTS.md", "workspace", USE_AGENTS_MD)]
     always += sorted([(root / "CLAUDE.md", "workspace", USE_CLAUDE_MD), (root / "CLAUDE.local.md", "workspace",
@@ -218,9 +196,9 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, file: 
                                     reason=f"a link to {real}, which is attached once"), ""))
             continue
         seen.add(real)
-        out.append(_read(path, tier))
+        out.append(read_instruction(path, tier, binary=True))
     if conf[USE_AGENTS_MD] and conf[USE_NESTED_AGENTS_MD]:
-        nested = [p for p in _walk(root, lambda n: n == "AGENTS.md") if p.parent != root]
+        nested = [p for p in walk_files(root, lambda n: n == "AGENTS.md", SKIP_DIRS.__contains__) if p.parent != root]
     else:  # not listed: only those on the way to the file get a reason (no walk of the workspace)
         here = asked.parent if asked is not None else target_dir
         for d in reversed([d for d in (here, *here.parents) if root in d.parents]):
@@ -229,7 +207,7 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, file: 
     for path in nested:
         folder = path.parent.relative_to(root).as_posix() + "/"
         under = asked is not None and path.parent in asked.parents
-        source, _ = _read(path, "nested")
+        source, _ = read_instruction(path, "nested", binary=True)
         if source.loaded:
             why = "" if under else (f"{asked} is not under {folder}; " if asked is not None else "")
             source = AgentSource(path, "nested", source.bytes, False, when="requestable",
