@@ -151,6 +151,33 @@ def test_restore_reads_a_zip_member_as_data_never_as_a_path(ws: Workspace, proj:
 
 
 
+def test_restore_skips_a_tar_member_that_cannot_be_read(ws: Workspace, proj: Path) -> None:
+    """A tar member whose data cannot be read (a sparse map promising 100,000 bytes where the
+    archive holds a few): reported as skipped, the other notes restored, no traceback."""
+    import io
+
+    archive = ws.path("cut.tar")
+    stamp = "2025-10-08T03:07:11Z"
+    with tarfile.open(archive, "w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data, sparse in (
+                ("memory-lens-backup.json", {"format": "memory-lens-notes-backup", "version": 1}, False),
+                ("project/cut.json", {"name": "cut", "content": "c", "tags": [], "scope": "project",
+                                      "created_at": stamp, "updated_at": stamp}, True),
+                ("project/kept.json", {"name": "kept", "content": "whole", "tags": [], "scope": "project",
+                                       "created_at": stamp, "updated_at": stamp}, False)):
+            raw = json.dumps(data).encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(raw)
+            if sparse:
+                info.pax_headers = {"GNU.sparse.map": "0,100000", "GNU.sparse.size": "100000"}
+            tar.addfile(info, io.BytesIO(raw))
+    r = ws.run("notes", "restore", str(archive), cwd=proj)
+    assert r.rc == 1 and "Traceback" not in r.stderr, str(r)
+    assert "skipped: project/cut.json: cannot be read (" in r.stderr, str(r)
+    assert ws.ok("notes", "read", "kept", cwd=proj).stdout == "whole\n"
+    assert ws.run("notes", "read", "cut", cwd=proj).rc != 0
+
+
 STRESS_NOTES = 5000
 
 
