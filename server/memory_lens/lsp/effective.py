@@ -11,6 +11,7 @@ long). Files need not be open, nor exist: the nearest existing directory is used
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -21,6 +22,7 @@ from memory_lens.core.discovery import ChainPlan, Candidate, Scope, document_tar
 from memory_lens.core.merge import Memory, merge_plan
 from memory_lens.lsp.convert import json_values, path_to_uri, text_document_uri, uri_to_path
 from memory_lens.lsp.protocol import EFFECTIVE_REQUEST
+from memory_lens.lsp.server import Serialized
 
 if TYPE_CHECKING:
     from memory_lens.lsp.server import MemoryLensServer
@@ -79,12 +81,12 @@ def view_result(view: AgentView, directory: Path | None) -> dict[str, Any]:
     """VIEW's one JSON (`AgentView.to_json`, what `memory-lens show --format json` prints) in the
     protocol's camelCase, each source with its `uri` and `dirty` False; `targetDir` null when the
     document has no directory. The same dict again for the same VIEW object (a kept view,
-    `claude.load_view`): callers copy before they change it."""
+    `claude.load_view`), with its JSON made once (`sent`): callers copy before they change it."""
     key = (view.agent, str(directory))
     kept = _RESULTS.get(key)
     if kept is not None and kept[0] is view:
         return kept[1]
-    data = {_CAMEL.get(key, key): value for key, value in view.to_json().items()}
+    data = Answer((_CAMEL.get(key, key), value) for key, value in view.to_json().items())
     if directory is None:
         data["targetDir"] = None
     data["sources"] = [{"uri": path_to_uri(Path(s["path"])), **s, "dirty": False} for s in data["sources"]]
@@ -95,9 +97,30 @@ def view_result(view: AgentView, directory: Path | None) -> dict[str, Any]:
 
 
 # The last answer per agent and directory, with the view it was made from: a kept view's answer
-# (~200 sources with URIs for a project with 200 rules files) is not built again (docs/performance.md).
+# (~200 sources with URIs for a project with 200 rules files) is not built again, nor serialized
+# again (docs/performance.md).
 RESULTS_KEPT = 64
 _RESULTS: dict[tuple[str, str], tuple[AgentView, dict[str, Any]]] = {}
+
+
+class Answer(dict):
+    """A `view_result` answer: a dict that keeps its JSON once it has been sent."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.json: Serialized | None = None
+
+
+def sent(result: dict[str, Any]) -> Serialized:
+    """RESULT in JSON, as the server sends it: `json.dumps` (~4x cheaper than pygls's generic
+    serialization of a dict), made once for an `Answer` (a kept view's, asked for again and again)."""
+    if not isinstance(result, Answer):
+        return Serialized(json.dumps(result))
+    if result.json is None:
+        result.json = Serialized(json.dumps(result))
+    return result.json
 
 
 def gemini_result(memory: Memory, directory: Path | None) -> dict[str, Any]:
@@ -157,5 +180,5 @@ def register(server: MemoryLensServer) -> None:
         agent = data.get("agent")
         if agent is not None and (not isinstance(agent, str) or agent not in AGENTS):
             raise JsonRpcInvalidParams(message=f"'agent' must be one of {', '.join(AGENTS)}")
-        return effective_result(ls, uri, annotated=bool(data.get("annotated")), agent=agent,
-                                chat_settings=vscode_settings(data))
+        return sent(effective_result(ls, uri, annotated=bool(data.get("annotated")), agent=agent,
+                                     chat_settings=vscode_settings(data)))

@@ -8,6 +8,8 @@ imports no feature: they import it, for the server's type.
 from __future__ import annotations
 
 import asyncio
+import inspect
+import json
 import logging
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -50,10 +52,28 @@ class OpenDoc:
         self.uri, self.path, self.text, self.version = uri, path, text, version
 
 
+class Serialized(str):
+    """A request's result already in JSON (ASCII, as `json.dumps` writes it): a handler returns
+    it to have it sent as it is, not unstructured and serialized again (`memory/effective`'s
+    kept answers, ~90 KB: docs/performance.md)."""
+
+
 class MemoryLensProtocol(LanguageServerProtocol):
     """pygls drops a request whose params do not fit the method's type (a negative position,
     a number for a URI) without answering it, so the client waits forever: answer it with a
-    JSON-RPC InvalidParams error instead."""
+    JSON-RPC InvalidParams error instead. A `Serialized` result is sent as it is."""
+
+    def _send_data(self, data: Any) -> None:
+        result = getattr(data, "result", None)
+        if not isinstance(result, Serialized) or self.writer is None:
+            return super()._send_data(data)
+        body = f'{{"id": {json.dumps(data.id)}, "jsonrpc": "{self.VERSION}", "result": {result}}}'
+        if self._include_headers:
+            body = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n" \
+                + body
+        written = self.writer.write(body.encode(self.CHARSET))
+        if inspect.isawaitable(written):
+            asyncio.ensure_future(written)
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
