@@ -131,7 +131,8 @@ def gemini_result(memory: Memory, directory: Path | None) -> dict[str, Any]:
 def with_dirty_flags(ls: MemoryLensServer, texts: Iterable[tuple[Path, str]], result: dict[str, Any]) -> dict[str, Any]:
     """RESULT with `dirty` set on each source open with unsaved edits (TEXTS: each source's path
     and text on disk, in order); RESULT itself, not a copy, when there is none."""
-    docs = ls.open_memory_docs()
+    texts = list(texts)
+    docs = ls.open_memory_docs(among={path for path, _ in texts})
     if not docs:
         return result
     flags = [(doc := docs.get(path)) is not None and doc.text != text for path, text in texts]
@@ -144,7 +145,7 @@ def agent_result(ls: MemoryLensServer, view: AgentView, directory: Path | None) 
     """memory/effective for claude, codex or wave, with the `dirty` flags. Non-file URIs are taken
     as the home directory."""
     result = view_result(view, directory)
-    docs = ls.open_memory_docs()
+    docs = ls.open_memory_docs(among={s.path for s in view.sources})
     if not docs:
         return result
     sources = []

@@ -12,7 +12,7 @@ import inspect
 import json
 import logging
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Container, Protocol
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -201,8 +201,9 @@ class MemoryLensServer(LanguageServer):
         return path is not None and (path.name in agent_names(self.settings) or rule_folder(path) is not None
                                      or is_auto_memory(path))
 
-    def open_memory_docs(self) -> dict[Path, OpenDoc]:
-        """Every open buffer of a memory file, by path."""
+    def open_memory_docs(self, among: Container[Path] | None = None) -> dict[Path, OpenDoc]:
+        """Every open buffer of a memory file, by path; only those AMONG these paths when given
+        (telling a memory file costs a settings lookup, ~0.1 ms per open document)."""
         docs: dict[Path, OpenDoc] = {}
         try:
             documents = list(self.workspace.text_documents.items())
@@ -210,7 +211,7 @@ class MemoryLensServer(LanguageServer):
             return docs
         for uri, doc in documents:
             path = uri_to_path(uri)
-            if self.is_memory_path(path):
+            if (among is None or path in among) and self.is_memory_path(path):
                 assert path is not None
                 docs[path] = OpenDoc(uri, path, doc.source, doc.version)
         return docs
