@@ -201,3 +201,23 @@ async def test_imports_expanded_and_bad_bytes_loaded(ws: Workspace, start: Start
         (2, "./docs/style.md", "imported", str(proj / "docs" / "style.md")),
         (3, "missing.md", "not-found", str(missing))]
     assert src["readable"] is True and src["imports"] == []
+
+
+async def test_text_and_paths_beyond_ascii_arrive_whole(lsp: Session) -> None:
+    """The answer is sent as JSON made once (`effective.sent`): its Content-Length counts bytes,
+    so text and paths beyond ASCII (an accent, a character outside the BMP) arrive whole, for
+    Gemini's view and for a kept Claude view asked for twice, and the stream stays in step."""
+    ws = lsp.ws
+    ws.write("work/proj/déjà/GEMINI.md", "- Café rule \U0001f600\n")
+    ws.write("work/proj/déjà/CLAUDE.md", "- Claude café \U0001f600\n")
+    ws.write("work/proj/déjà/ünï.py", "")
+    target = ws.proj / "déjà" / "ünï.py"
+    gemini = await lsp.effective(target)
+    assert "- Café rule \U0001f600" in gemini["text"]
+    assert str(ws.proj / "déjà" / "GEMINI.md") in [s["path"] for s in gemini["sources"]]
+    await assert_matches_show(lsp, gemini, ws.proj / "déjà")
+    for _ in range(2):
+        claude = await lsp.effective(target, agent="claude")
+        assert "- Claude café \U0001f600" in claude["text"]
+        source = next(s for s in claude["sources"] if s["path"] == str(ws.proj / "déjà" / "CLAUDE.md"))
+        assert source["uri"] == uri_of(source["path"])
