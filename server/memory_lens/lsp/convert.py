@@ -1,5 +1,6 @@
 """Conversions between the core's world (paths, 1-based lines, characters) and LSP's (URIs,
-0-based positions in the client's position encoding), and between raw JSON params and dicts."""
+0-based positions in the client's position encoding), between raw JSON params and dicts, and
+results already in JSON (`Serialized`)."""
 
 from __future__ import annotations
 
@@ -138,3 +139,9 @@ def lines_range(lines: list[str], start: int, end: int, encoding: Any) -> types.
         start=types.Position(line=max(start, 0), character=0),
         end=types.Position(line=max(end, 0), character=client_column(end_text, len(end_text), encoding)),
     )
+
+
+class Serialized(str):
+    """A request's result already in JSON (ASCII, as `json.dumps` writes it): a handler returns
+    it to have it sent as it is, not unstructured and serialized again (`memory/effective`'s
+    kept answers, ~90 KB: docs/performance.md)."""

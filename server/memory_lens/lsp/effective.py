@@ -20,9 +20,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 from memory_lens.core.agents import AGENTS, DEFAULT_AGENT, AgentView, agent_view, check_agent, gemini
 from memory_lens.core.discovery import ChainPlan, Candidate, Scope, document_target
 from memory_lens.core.merge import Memory, merge_plan
-from memory_lens.lsp.convert import json_values, path_to_uri, text_document_uri, uri_to_path
+from memory_lens.lsp.convert import Serialized, json_values, path_to_uri, text_document_uri, uri_to_path
 from memory_lens.lsp.protocol import EFFECTIVE_REQUEST
-from memory_lens.lsp.server import Serialized
 
 if TYPE_CHECKING:
     from memory_lens.lsp.server import MemoryLensServer
