@@ -131,7 +131,7 @@ def with_dirty_flags(ls: MemoryLensServer, texts: Iterable[tuple[Path, str]], re
     """RESULT with `dirty` set on each source open with unsaved edits (TEXTS: each source's path
     and text on disk, in order); RESULT itself, not a copy, when there is none."""
     texts = list(texts)
-    docs = ls.open_memory_docs(among={path for path, _ in texts})
+    docs = ls.open_memory_docs(among={str(path) for path, _ in texts})
     if not docs:
         return result
     flags = [(doc := docs.get(path)) is not None and doc.text != text for path, text in texts]
@@ -144,7 +144,7 @@ def agent_result(ls: MemoryLensServer, view: AgentView, directory: Path | None) 
     """memory/effective for claude, codex or wave, with the `dirty` flags. Non-file URIs are taken
     as the home directory."""
     result = view_result(view, directory)
-    docs = ls.open_memory_docs(among={s.path for s in view.sources})
+    docs = ls.open_memory_docs(among={source["path"] for source in result["sources"]})
     if not docs:
         return result
     sources = []
