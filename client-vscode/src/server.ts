@@ -24,7 +24,7 @@ import {
   type NotesDidChangeParams, SAVE_ACTION_KIND, SAVE_GLOBAL_TITLE, type SaveResult, type Scope, SECRET_ERROR_KEY, SETTINGS_SECTION,
   type ServerSettings,
 } from './protocol';
-import { chatSettings } from './chatSettings';
+import { CHAT_SETTINGS, chatSettings } from './chatSettings';
 import { fromAgentView, serverLogLine } from './labels';
 
 /** The chat settings of the document at URI (its folder's, else the workspace's): `vscodeSettings`. */
@@ -298,7 +298,8 @@ export class MemoryServer implements vscode.Disposable {
         [SETTINGS_SECTION]: { ...serverSettings(), noteDocuments: true },
         trusted: vscode.workspace.isTrusted,
       },
-      synchronize: { configurationSection: SETTINGS_SECTION },
+      // The chat settings too: when one changes, the server asks for them again (copilot-vscode).
+      synchronize: { configurationSection: [SETTINGS_SECTION, ...CHAT_SETTINGS] },
       middleware: { ...codeLensMiddleware, ...this.saveMiddleware() },
     };
   }

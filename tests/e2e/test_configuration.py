@@ -61,7 +61,9 @@ async def test_workspace_configuration(ws: Workspace, start: Starter) -> None:
     lsp = await start(configuration={"memoryLens": settings})
     if lsp.supports("workspace.configuration"):
         await assert_agents_settings_apply(lsp)
-        assert [item.section for p in lsp.configuration_requests for item in p.items] == ["memoryLens"]
+        from memory_lens.core.agents.copilot_vscode import SETTINGS  # VS Code's chat settings, for copilot-vscode
+
+        assert [item.section for p in lsp.configuration_requests for item in p.items] == ["memoryLens", *SETTINGS]
     else:  # never asked: the defaults stay
         assert lsp.configuration_requests == []
         result = await lsp.effective(ws.proj / "pkg" / "sub" / "mod.py")

@@ -1,7 +1,8 @@
 """copilot-vscode over stdio: memory/effective and memory/explain follow the `vscodeSettings` the
-client sends (VS Code's chat settings), the same view as `memory-lens show --agent copilot-vscode`
-with the same settings in `.vscode/settings.json`; a `vscodeSettings` that is no object is
-InvalidParams. MCP's effective_memory takes the agent too."""
+client sends (VS Code's chat settings), else those it answers to workspace/configuration (the
+`not-loaded` diagnostic too), the same view as `memory-lens show --agent copilot-vscode` with the
+same settings in `.vscode/settings.json`; a `vscodeSettings` that is no object is InvalidParams;
+the workspace is the editor's folders. MCP's effective_memory takes the agent too."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from pygls.exceptions import JsonRpcException
 
-from .harness import EFFECTIVE, INVALID_PARAMS, Session
+from .conftest import Starter
+from .harness import EFFECTIVE, INVALID_PARAMS, Session, Workspace, wait_for
 
 pytestmark = pytest.mark.clients("visual-studio-code")
 AGENT = "copilot-vscode"
@@ -68,3 +70,45 @@ async def test_mcp_effective_memory_takes_the_agent(lsp: Session) -> None:
     assert data["agent"] == AGENT
     rule = [s for s in data["sources"] if s["path"].endswith("py.instructions.md")]
     assert [(s["loaded"], s["when"], s["matchedBy"]) for s in rule] == [(True, "on-read", "**/*.py")]
+
+
+async def test_the_workspace_is_the_editors_folders(ws: Workspace, start: Starter) -> None:
+    """Two folders open below the repository root: memory/effective and memory/explain read each
+    folder's files (VS Code reads every folder of the window), not the repository root's."""
+    for top in ("", "app/", "lib/"):
+        ws.write(f"work/proj/{top}AGENTS.md", f"- {top or 'root'} agents\n")
+    target = ws.write("work/proj/app/m.py", "")
+    app, lib = ws.proj / "app", ws.proj / "lib"
+    lsp = await start(folders=[app, lib])
+    result = await lsp.effective(target, agent=AGENT)
+    assert [s["path"] for s in result["sources"] if s["loaded"]] == [str(app / "AGENTS.md"), str(lib / "AGENTS.md")]
+    assert result["text"] == "- app/ agents\n\n- lib/ agents"
+    matrix = await lsp.request(EXPLAIN, {"textDocument": {"uri": lsp.uri(target)}, "agents": [AGENT]})
+    statuses = {f["path"]: f["statuses"][AGENT]["status"] for f in matrix["files"]}
+    assert statuses[str(lib / "AGENTS.md")] == "loaded" and statuses[str(ws.proj / "AGENTS.md")] == "not-loaded"
+
+
+async def test_chat_settings_come_from_workspace_configuration(ws: Workspace, start: Starter) -> None:
+    """The chat settings the client answers to workspace/configuration are the ones the
+    `not-loaded` diagnostic, memory/effective and memory/explain follow when a request sends none:
+    with `chat.useNestedAgentsMdFiles` on, pkg/AGENTS.md is listed for the model, so no
+    diagnostic says no enabled agent loads it."""
+    ws.write("work/proj/pkg/AGENTS.md", "- pkg\n")
+    ws.write("work/proj/pkg/a.py", "")
+    nested = ws.proj / "pkg" / "AGENTS.md"
+    lsp = await start(init_options={"memoryLens": {"agents": [AGENT]}},
+                      configuration={"memoryLens": {"agents": [AGENT]}, "chat": {"useNestedAgentsMdFiles": True}})
+    matrix = await lsp.request(EXPLAIN, {"textDocument": {"uri": lsp.uri(ws.proj / "pkg" / "a.py")},
+                                         "agents": [AGENT]})
+    assert {f["path"]: f["statuses"][AGENT] for f in matrix["files"]}[str(nested)] == {
+        "status": "requestable", "matchedBy": "pkg/"}
+    effective = await lsp.effective(nested, agent=AGENT)
+    assert [s.get("when") for s in effective["sources"] if s["path"] == str(nested)] == ["requestable"]
+    lsp.open(nested)
+    await wait_for(lambda: any(p.uri == lsp.uri(nested) and p.version == 1 for p in lsp.published),
+                   what="the diagnostics of the opened pkg/AGENTS.md")
+    opened = [p for p in lsp.published if p.uri == lsp.uri(nested) and p.version == 1][-1]
+    assert [d.message for d in opened.diagnostics if d.code == "not-loaded"] == []
+    sections = [item.section for p in lsp.configuration_requests for item in p.items]
+    assert sections[:2] == ["memoryLens", "github.copilot.chat.codeGeneration.useInstructionFiles"], sections
+    assert lsp.server_alive()

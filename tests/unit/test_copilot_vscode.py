@@ -221,6 +221,37 @@ def test_workspace_folder_is_the_project_root(root: Path, home: Path) -> None:
     assert v.project_root == root and [s.path for s in v.sources] == [root / "AGENTS.md"]
 
 
+def test_editor_folders_are_the_workspace_not_the_git_root(root: Path, home: Path) -> None:
+    """A folder opened below the repository root is the workspace (its own files, not the root's);
+    in a multi-root window every folder's files count, whichever folder the file is in, each
+    instructions folder and nested AGENTS.md relative to its own workspace folder, the settings
+    read from the `.vscode/settings.json` of the folder holding the file (VS Code's
+    promptFilesLocator: `getWorkspace().folders`)."""
+    app, lib = root / "app", root / "lib"
+    for top in (root, app, lib):
+        write(top / ".github" / "copilot-instructions.md", f"{top.name} ci\n")
+        write(top / "AGENTS.md", f"{top.name} agents\n")
+    write(lib / ".github" / "instructions" / "py.instructions.md", "---\napplyTo: '**/*.py'\n---\nlib py\n")
+    write(lib / "sub" / "AGENTS.md", "lib sub\n")
+    write(app / ".vscode" / "settings.json", '{"chat.useNestedAgentsMdFiles": true}')
+    file = write(app / "m.py", "")
+    one = agent_view(AGENT, app, Settings(), environ={"HOME": str(home)}, file=file, folders=[app])
+    assert [s.path for s in one.sources if s.loaded] == [app / ".github" / "copilot-instructions.md",
+                                                         app / "AGENTS.md"]
+    assert one.project_root == app and one.text == "app ci\n\napp agents"
+    both = agent_view(AGENT, app, Settings(), environ={"HOME": str(home)}, file=file, folders=[app, lib])
+    assert [s.path for s in both.sources if s.loaded] == [
+        lib / ".github" / "instructions" / "py.instructions.md", app / ".github" / "copilot-instructions.md",
+        lib / ".github" / "copilot-instructions.md", app / "AGENTS.md", lib / "AGENTS.md"]
+    nested = next(s for s in both.sources if s.path == lib / "sub" / "AGENTS.md")
+    assert (nested.when, nested.reason) == ("requestable", f"{file} is not under sub/; listed for the model as "
+                                                           "the instructions for folder 'sub'")
+    assert [t for t in both.trace if t.startswith("workspace folder")] == [f"workspace folder: {app}",
+                                                                            f"workspace folder: {lib}"]
+    cli = agent_view(AGENT, app, Settings(), environ={"HOME": str(home)}, file=file)  # no editor: the git root
+    assert cli.project_root == root and root / "AGENTS.md" in [s.path for s in cli.sources if s.loaded]
+
+
 def test_settings_json_with_comments_and_trailing_commas_is_read(root: Path, home: Path) -> None:
     write(root / "AGENTS.md", "root\n")
     write(root / ".vscode" / "settings.json",
@@ -280,3 +311,20 @@ def test_read_settings_file_keeps_only_known_settings(tmp_path: Path) -> None:
     p = write(tmp_path / "settings.json", '{"chat.useClaudeMdFile": false, "editor.fontSize": 3}')
     assert copilot_vscode.read_settings_file(p) == ({"chat.useClaudeMdFile": False}, "")
     assert copilot_vscode.read_settings_file(tmp_path / "absent.json") == ({}, "")
+
+
+def test_not_loaded_diagnostic_takes_the_editors_chat_settings_and_folders(root: Path, home: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The `not-loaded` finding of an open file judges Copilot Chat by the chat settings and the
+    workspace folders the editor gave the server (`Editor`), as memory/explain does."""
+    from memory_lens.lsp.diagnostics import not_loaded
+    from memory_lens.lsp.store import Editor, MemoryStore
+
+    monkeypatch.setenv("HOME", str(home))
+    nested = write(root / "pkg" / "AGENTS.md", "pkg\n")
+    settings = Settings(agents=(AGENT,))
+    assert "chat.useNestedAgentsMdFiles is off" in not_loaded(MemoryStore(settings), nested)[0].message
+    editor = Editor(lambda: [root], {"chat.useNestedAgentsMdFiles": True})
+    assert not_loaded(MemoryStore(settings, editor=editor), nested) == []
+    app = root / "pkg"  # a folder opened below the repository: its AGENTS.md is the workspace's own
+    assert not_loaded(MemoryStore(settings, editor=Editor(lambda: [app])), nested) == []

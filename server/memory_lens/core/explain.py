@@ -171,14 +171,16 @@ def candidates(start: Path, target: Path, settings: Settings, environ: Mapping[s
 def explain(path: str | os.PathLike[str], settings: Settings, agents: Sequence[str] | None = None,
             start: Path | None = None, environ: Mapping[str, str] | None = None,
             gemini_memory: Callable[[Path], Memory] | None = None, nearest_existing: bool = False,
-            chat_settings: Mapping[str, object] | None = None, also: Sequence[Path] = ()) -> Explanation:
+            chat_settings: Mapping[str, object] | None = None, also: Sequence[Path] = (),
+            folders: Sequence[Path] | None = None) -> Explanation:
     """The matrix for PATH (a file or directory; TargetError when it does not exist): every agent
     of AGENTS (default: all Memory Lens knows), started in PATH's directory (or in START, when
     PATH is inside it) and reading PATH when it is a file; the files in the order the agents load them, then the
     instruction files on the way to PATH that none of them lists. NEAREST_EXISTING (an editor's
     document, maybe not saved yet): a PATH that does not exist is a file in the nearest existing
-    directory above it. CHAT_SETTINGS: the VS Code settings for copilot-vscode (`agent_view`). ALSO:
-    files that get a row whatever the agents read (at the end)."""
+    directory above it. CHAT_SETTINGS, FOLDERS: the VS Code settings and the workspace folders open
+    in the editor, for copilot-vscode (`agent_view`). ALSO: files that get a row whatever the agents
+    read (at the end)."""
     names = tuple(dict.fromkeys(check_agent(a) for a in agents)) if agents else AGENTS
     target = resolve_target(path, nearest_existing=nearest_existing)
     asked = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
@@ -190,7 +192,7 @@ def explain(path: str | os.PathLike[str], settings: Settings, agents: Sequence[s
     for agent in names:
         try:
             view = agent_view(agent, begin, settings, gemini_memory=gemini_memory, environ=environ, file=file,
-                              chat_settings=chat_settings)
+                              chat_settings=chat_settings, folders=folders)
         except Exception as err:  # one agent's failure is its reason; the others still answer
             views[agent] = f"{title(agent)}: Memory Lens could not work out what it loads: {err}"
             continue

@@ -233,7 +233,8 @@ def is_instruction_file(path: Path, settings: Settings) -> bool:
 def not_loaded(store: MemoryStore, path: Path) -> list[Finding]:
     """`not-loaded` for PATH, open in the editor, when no enabled agent (`settings.agents`, else
     `chain_agents`) loads it in any status of `memory-lens explain` (loaded, on-read,
-    requestable): one finding on line 1 with every enabled agent's reason in explain's words.
+    requestable): one finding on line 1 with every enabled agent's reason in explain's words,
+    Copilot Chat's with the editor's workspace folders and chat settings (`Editor`), as memory/explain.
     None for a file not on disk, Claude Code's auto memory, or a scoped rules file of an enabled agent (explain answers for
     the rule as the file read, not as a rule: `rule-matches-nothing` and the rest say whether it
     ever applies)."""
@@ -243,7 +244,8 @@ def not_loaded(store: MemoryStore, path: Path) -> list[Finding]:
     if (where is not None and where[1] in enabled) or is_auto_memory(real) or not os.path.isfile(real):
         return []  # the auto memory: loaded for its project, which explain cannot start from here
     try:
-        matrix = explain(real, store.settings, enabled, gemini_memory=store.memory_for, also=(real,))
+        matrix = explain(real, store.settings, enabled, gemini_memory=store.memory_for, also=(real,),
+                         chat_settings=store.editor.chat_settings, folders=store.editor.folders() or None)
     except (TargetError, OSError):
         return []
     row = next(f for f in matrix.files if f.path == real)

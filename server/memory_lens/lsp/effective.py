@@ -48,13 +48,14 @@ def memory_for_uri(ls: MemoryLensServer, uri: str) -> Memory:
     return memory_at(ls, uri_target_dir(uri))
 
 
-def vscode_settings(data: dict[str, Any]) -> dict[str, Any] | None:
-    """The params' `vscodeSettings` (setting ID to value), None when absent; JsonRpcInvalidParams
-    when it is not an object."""
+def vscode_settings(ls: MemoryLensServer, data: dict[str, Any]) -> dict[str, Any] | None:
+    """The VS Code chat settings for a request: the params' `vscodeSettings` (setting ID to value),
+    else those the client answered to workspace/configuration (`Editor`), else None (the view
+    reads `.vscode/settings.json`); JsonRpcInvalidParams when `vscodeSettings` is not an object."""
     given = data.get("vscodeSettings")
     if given is not None and not isinstance(given, dict):
         raise JsonRpcInvalidParams(message="'vscodeSettings' must be an object of VS Code setting IDs to values")
-    return given
+    return given if given is not None else ls.editor.chat_settings
 
 
 def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False,
@@ -168,8 +169,8 @@ def started_result(ls: MemoryLensServer, uri: str, agent: str,
     folders = [f for f in ls.folders() if (f == path or f in path.parents) and f.is_dir()]
     start = max(folders, key=lambda f: len(f.parts)) if folders else directory
     read = path if path.is_file() else None
-    return agent_result(ls, agent_view(agent, start.resolve(), ls.settings, file=read, chat_settings=chat_settings),
-                        directory)
+    return agent_result(ls, agent_view(agent, start.resolve(), ls.settings, file=read, chat_settings=chat_settings,
+                                       folders=ls.folders() or None), directory)
 
 
 def register(server: MemoryLensServer) -> None:
@@ -181,4 +182,4 @@ def register(server: MemoryLensServer) -> None:
         if agent is not None and (not isinstance(agent, str) or agent not in AGENTS):
             raise JsonRpcInvalidParams(message=f"'agent' must be one of {', '.join(AGENTS)}")
         return sent(effective_result(ls, uri, annotated=bool(data.get("annotated")), agent=agent,
-                                     chat_settings=vscode_settings(data)))
+                                     chat_settings=vscode_settings(ls, data)))

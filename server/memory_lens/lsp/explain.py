@@ -33,7 +33,7 @@ def explain_result(ls: MemoryLensServer, uri: str, agents: list[str] | None = No
         raise JsonRpcInvalidParams(message=f"memory/explain needs a file: URI, not {uri[:80]!r}")
     try:
         matrix = explain(path, ls.settings, agents, gemini_memory=ls.store.memory_for, nearest_existing=True,
-                         chat_settings=chat_settings)
+                         chat_settings=chat_settings, folders=ls.folders() or None)
     except TargetError as err:
         raise JsonRpcInvalidParams(message=str(err)) from None
     data = matrix.to_json()
@@ -50,4 +50,4 @@ def register(server: MemoryLensServer) -> None:
         if agents is not None and (not isinstance(agents, list) or not agents
                                    or not all(isinstance(a, str) and a in AGENTS for a in agents)):
             raise JsonRpcInvalidParams(message=f"'agents' must be a list of {', '.join(AGENTS)}")
-        return explain_result(ls, uri, agents, vscode_settings(json_values(params)))
+        return explain_result(ls, uri, agents, vscode_settings(ls, json_values(params)))

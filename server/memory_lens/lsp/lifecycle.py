@@ -23,21 +23,23 @@ log = logging.getLogger("memory_lens.lsp")
 
 
 async def pull_configuration(ls: MemoryLensServer) -> bool:
-    """Ask the client for the `memoryLens` section; True when the settings changed."""
+    """Ask the client for the `memoryLens` section and VS Code's chat settings (one item each of
+    `copilot_vscode.SETTINGS`, for the copilot-vscode view); True when either changed."""
     if not ls.supports("workspace.configuration"):
         return False
+    from memory_lens.core.agents.copilot_vscode import SETTINGS
+
+    items = [types.ConfigurationItem(section=section) for section in (SETTINGS_SECTION, *SETTINGS)]
     try:
         result = await asyncio.wait_for(
-            ls.workspace_configuration_async(types.ConfigurationParams(
-                items=[types.ConfigurationItem(section=SETTINGS_SECTION)])),
-            timeout=10,
-        )
+            ls.workspace_configuration_async(types.ConfigurationParams(items=items)), timeout=10)
     except Exception as err:
         ls.warn_once(f"could not read the {SETTINGS_SECTION} settings from the client: {err}")
         return False
     if not result:
         return False
-    return ls.update_config(result[0])
+    chat_changed = ls.update_chat_settings(list(result[1:]))
+    return ls.update_config(result[0]) or chat_changed
 
 
 def register(server: MemoryLensServer) -> None:

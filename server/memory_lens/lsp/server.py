@@ -32,7 +32,7 @@ from memory_lens.lsp.compat import send_error
 from memory_lens.lsp.config import ServerConfig, parse_config, to_settings
 from memory_lens.lsp.convert import Serialized, plain_params_converter, uri_to_path
 from memory_lens.lsp.protocol import SERVER_NAME
-from memory_lens.lsp.store import MemoryStore
+from memory_lens.lsp.store import Editor, MemoryStore
 
 log = logging.getLogger("memory_lens.lsp")
 
@@ -114,7 +114,8 @@ class MemoryLensServer(LanguageServer):
         # The file size limit starts at the serve command's: an untrusted workspace may only lower it.
         self.config = ServerConfig(debug=debug, max_file_size=base_settings.max_file_bytes)
         self.init_config = self.config  # after initializationOptions: the base of later updates
-        self.store = MemoryStore(base_settings)
+        self.editor = Editor(self.folders)
+        self.store = MemoryStore(base_settings, editor=self.editor)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.published: dict[str, bytes] = {}  # a digest of the diagnostics last sent, per URI
         self._warned: set[str] = set()
@@ -162,7 +163,19 @@ class MemoryLensServer(LanguageServer):
         new = to_settings(self.config, self.base_settings)
         if new == self.store.settings:
             return False
-        self.store = MemoryStore(new)
+        self.store = MemoryStore(new, editor=self.editor)
+        return True
+
+    def update_chat_settings(self, values: list[Any]) -> bool:
+        """Keep the VS Code chat settings the client answered (VALUES: one per
+        `copilot_vscode.SETTINGS`, in order; null: no value); True when they changed. None answered:
+        None, so a view reads `.vscode/settings.json` (an editor other than VS Code)."""
+        from memory_lens.core.agents.copilot_vscode import SETTINGS
+
+        chat = {k: v for k, v in zip(SETTINGS, values) if v is not None} or None
+        if chat == self.editor.chat_settings:
+            return False
+        self.editor.chat_settings = chat
         return True
 
     # Workspace -----------------------------------------------------------------------------------

@@ -82,14 +82,26 @@ def is_project_settings_file(path: Path) -> bool:
     return path.name == SETTINGS_FILE and path.parent.name == GEMINI_DIR
 
 
+@dataclass
+class Editor:
+    """What the editor says of itself that a view takes as given, the same for memory/effective,
+    memory/explain and the `not-loaded` diagnostic: its workspace folders, and the VS Code chat
+    settings it answered to workspace/configuration (None: it has none; lsp/lifecycle.py)."""
+
+    folders: Callable[[], list[Path]] = list
+    chat_settings: dict[str, Any] | None = None
+
+
 class MemoryStore:
     """Cached, thread-safe access to memory files for one configuration."""
 
-    def __init__(self, settings: Settings, entry_cache: EntryCache | None = None) -> None:
+    def __init__(self, settings: Settings, entry_cache: EntryCache | None = None, editor: Editor | None = None) -> None:
         """ENTRY_CACHE: where parsed entries persist (default: the user cache directory's). In a
         workspace the client does not trust (`settings.trusted` False), projects'
-        `.gemini/settings.json` files are not read (the user's settings.json still is)."""
+        `.gemini/settings.json` files are not read (the user's settings.json still is). EDITOR:
+        the server's (`Editor`), kept from one store to the next."""
         self.settings = settings
+        self.editor = editor or Editor()
         self.trusted = settings.trusted
         self._entry_cache = entry_cache
         self._lock = threading.RLock()

@@ -7,7 +7,7 @@ language server's `memory/effective` both call it. Each agent's rules live in it
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from memory_lens.core.agents import claude, codex, copilot, copilot_vscode, cursor, gemini, wave
 from memory_lens.core.agents.common import AgentSource, AgentView
@@ -35,7 +35,7 @@ def check_agent(name: str | None) -> str:
 def agent_view(agent: str | None, target_dir: Path, settings: Settings,
                gemini_memory: Callable[[Path], Memory] | None = None,
                environ: Mapping[str, str] | None = None, file: Path | None = None,
-               chat_settings: Mapping[str, Any] | None = None) -> AgentView:
+               chat_settings: Mapping[str, Any] | None = None, folders: Sequence[Path] | None = None) -> AgentView:
     """What AGENT loads when started in TARGET_DIR (an existing, resolved directory).
 
     Gemini's memory comes from GEMINI_MEMORY when given (the language server's cached loader),
@@ -45,7 +45,8 @@ def agent_view(agent: str | None, target_dir: Path, settings: Settings,
     FILE (claude): add what Claude Code loads when it reads that file, started in TARGET_DIR
     (sources marked `when: "on-read"`); cursor too; (copilot) mark the scoped files whose
     pattern matches it. CHAT_SETTINGS (copilot-vscode): the VS Code settings the client sent
-    (setting ID to value); None: the workspace's `.vscode/settings.json`."""
+    (setting ID to value); None: the workspace's `.vscode/settings.json`. FOLDERS (copilot-vscode):
+    the workspace folders open in the editor; None: the project root of TARGET_DIR."""
     name = check_agent(agent)
     if name == gemini.AGENT:
         memory = gemini_memory(target_dir) if gemini_memory else load_memory(target_dir, settings)
@@ -59,7 +60,7 @@ def agent_view(agent: str | None, target_dir: Path, settings: Settings,
     if name == copilot.AGENT:
         return copilot.load_view(target_dir, environ, file=file)
     if name == copilot_vscode.AGENT:
-        return copilot_vscode.load_view(target_dir, environ, file=file, chat_settings=chat_settings)
+        return copilot_vscode.load_view(target_dir, environ, file=file, chat_settings=chat_settings, folders=folders)
     return wave.load_view(target_dir, settings.max_file_bytes)
 
 

@@ -5,11 +5,13 @@ instructions in VS Code" and the "AI settings reference", both approved 7/29/202
 (`promptsServiceImpl.ts`, `computeAutomaticInstructions.ts`); pinned in docs/agents.md, each a
 unit case in tests/unit/test_copilot_vscode.py:
 
-- the workspace folder is taken to be the project root (the nearest directory holding `.git`),
-  else the start directory, as for Cursor;
+- the workspace is the folders open in the editor (the language server's workspace folders), every
+  one of them: VS Code's `promptFilesLocator` reads each folder of the window for every request,
+  whichever folder the file is in. Without an editor (the command line): one folder, the nearest
+  directory holding `.git`, else the start directory;
 - always on, each behind its setting (all default `true`): `.github/copilot-instructions.md`
   (`github.copilot.chat.codeGeneration.useInstructionFiles`), the workspace folder's `AGENTS.md`
-  (`chat.useAgentsMdFile`), and `CLAUDE.md`, `CLAUDE.local.md`, `.claude/CLAUDE.md` of the
+  (`chat.useAgentsMdFile`), and `CLAUDE.md`, `CLAUDE.local.md`, `.claude/CLAUDE.md` of each
   workspace folder with `~/.claude/CLAUDE.md` (`chat.useClaudeMdFile`, sorted by path); a
   symbolic link to a file already attached is attached once;
 - `*.instructions.md` under each instructions folder (`.github/instructions`, `.claude/rules`
@@ -31,7 +33,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, git_root, read_raw
 from memory_lens.core.agents.copilot import front_matter, pattern_match, read_instruction, walk_files
@@ -112,17 +114,28 @@ def applies(pattern: str, file: Path) -> str | None:
     return None
 
 
-def _folders(root: Path, home: Path, locations: Mapping[str, bool]) -> list[tuple[Path, str, bool]]:
-    """The instructions folders turned on: (folder, tier, Claude format)."""
+def workspace_folders(target_dir: Path, folders: Sequence[Path] | None) -> list[Path]:
+    """The folders VS Code reads instructions from: FOLDERS (those open in the editor), all of
+    them; without them (the command line), the nearest directory above TARGET_DIR holding `.git`,
+    else TARGET_DIR."""
+    if folders:
+        return list(dict.fromkeys(Path(os.path.abspath(f)) for f in folders))
+    return [git_root(target_dir) or target_dir]
+
+
+def _folders(roots: list[Path], home: Path, locations: Mapping[str, bool]) -> list[tuple[Path, str, bool]]:
+    """The instructions folders turned on, a relative one in each workspace folder of ROOTS (as
+    VS Code's `toAbsoluteLocations`): (folder, tier, Claude format)."""
     out = []
     for raw, on in locations.items():
         if not on or not isinstance(raw, str) or not raw.strip():
             continue
         raw = raw.strip().rstrip("/\\")
         user = raw.startswith("~")
-        folder = home / raw[1:].lstrip("/\\") if user else Path(raw) if os.path.isabs(raw) else root / raw
-        out.append((Path(os.path.normpath(folder)), "user" if user else "workspace",
-                    folder.as_posix().endswith(".claude/rules")))
+        found = ([home / raw[1:].lstrip("/\\")] if user else [Path(raw)] if os.path.isabs(raw)
+                 else [r / raw for r in roots])
+        out += [(Path(os.path.normpath(f)), "user" if user else "workspace", f.as_posix().endswith(".claude/rules"))
+                for f in found]
     return out
 
 
@@ -153,34 +166,37 @@ def _instruction(path: Path, tier: str, claude_rules: bool, file: Path | None,
 
 
 def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, file: Path | None = None,
-              chat_settings: Mapping[str, Any] | None = None) -> AgentView:
-    """What Copilot Chat in VS Code attaches for FILE (else for the workspace of TARGET_DIR), by
-    CHAT_SETTINGS (setting ID to value, as VS Code sends them); without them, the workspace's
-    `.vscode/settings.json` over VS Code's defaults."""
-    root, home = git_root(target_dir) or target_dir, _home(environ)
+              chat_settings: Mapping[str, Any] | None = None, folders: Sequence[Path] | None = None) -> AgentView:
+    """What Copilot Chat in VS Code attaches for FILE (else for TARGET_DIR), by CHAT_SETTINGS
+    (setting ID to value, as VS Code sends them; without them, the `.vscode/settings.json` of the
+    workspace folder holding FILE over VS Code's defaults), with FOLDERS open in the editor
+    (`workspace_folders`)."""
+    roots, home = workspace_folders(target_dir, folders), _home(environ)
+    asked = Path(os.path.abspath(file)) if file is not None else None
+    here = asked.parent if asked is not None else target_dir
+    root = max((r for r in roots if r == here or r in here.parents), key=lambda r: len(r.parts), default=roots[0])
     warnings: list[str] = []
     if chat_settings is None:
         chat_settings, why = read_settings_file(root / ".vscode" / "settings.json")
         warnings += [why] if why else []
     conf, bad = effective_settings(chat_settings)
     warnings += bad
-    asked = Path(os.path.abspath(file)) if file is not None else None
     out: list[tuple[AgentSource, str]] = []
 
     def off(path: Path, tier: str, setting: str) -> None:
         if os.path.isfile(path):
             out.append((AgentSource(path, tier, os.path.getsize(path), False, reason=f"{setting} is off"), ""))
 
-    for folder, tier, claude_rules in _folders(root, home, conf[LOCATIONS]):
+    for folder, tier, claude_rules in _folders(roots, home, conf[LOCATIONS]):
         keep = (lambda n: n.endswith(".md")) if claude_rules else (lambda n: n.endswith(".instructions.md"))
         out += [_instruction(p, tier, claude_rules, asked, conf[INCLUDE_APPLYING])
                 for p in walk_files(folder, keep, SKIP_DIRS.__contains__) if os.path.isfile(p)]
-    always: list[tuple[Path, str, str]] = [(root / ".github" / "copilot-instructions.md", "workspace",
-                                            USE_INSTRUCTION_FILES), (root / "AGENTS.md", "workspace", USE_AGENTS_MD)]
-    always += sorted([(root / "CLAUDE.md", "workspace", USE_CLAUDE_MD), (root / "CLAUDE.local.md", "workspace",
-                                                                         USE_CLAUDE_MD),
-                      (root / ".claude" / "CLAUDE.md", "workspace", USE_CLAUDE_MD),
-                      (home / ".claude" / "CLAUDE.md", "user", USE_CLAUDE_MD)], key=lambda t: t[0].as_posix())
+    always: list[tuple[Path, str, str]] = [(r / ".github" / "copilot-instructions.md", "workspace",
+                                            USE_INSTRUCTION_FILES) for r in roots]
+    always += [(r / "AGENTS.md", "workspace", USE_AGENTS_MD) for r in roots]
+    claude = [(r / n, "workspace", USE_CLAUDE_MD) for r in roots for n in ("CLAUDE.md", "CLAUDE.local.md")]
+    claude += [(r / ".claude" / "CLAUDE.md", "workspace", USE_CLAUDE_MD) for r in roots]
+    always += sorted([*claude, (home / ".claude" / "CLAUDE.md", "user", USE_CLAUDE_MD)], key=lambda t: t[0].as_posix())
     present = [p for p, _, setting in always if conf[setting] and os.path.isfile(p)]
     plain = {os.path.realpath(p) for p in present if not os.path.islink(p)}
     seen: set[str] = set()
@@ -198,14 +214,14 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, file: 
         seen.add(real)
         out.append(read_instruction(path, tier, binary=True))
     if conf[USE_AGENTS_MD] and conf[USE_NESTED_AGENTS_MD]:
-        nested = [p for p in walk_files(root, lambda n: n == "AGENTS.md", SKIP_DIRS.__contains__) if p.parent != root]
+        nested = [(p, r) for r in roots for p in walk_files(r, lambda n: n == "AGENTS.md", SKIP_DIRS.__contains__)
+                  if p.parent != r]
     else:  # not listed: only those on the way to the file get a reason (no walk of the workspace)
-        here = asked.parent if asked is not None else target_dir
         for d in reversed([d for d in (here, *here.parents) if root in d.parents]):
             off(d / "AGENTS.md", "nested", USE_NESTED_AGENTS_MD if conf[USE_AGENTS_MD] else USE_AGENTS_MD)
         nested = []
-    for path in nested:
-        folder = path.parent.relative_to(root).as_posix() + "/"
+    for path, top in nested:
+        folder = path.parent.relative_to(top).as_posix() + "/"
         under = asked is not None and path.parent in asked.parents
         source, _ = read_instruction(path, "nested", binary=True)
         if source.loaded:
@@ -218,6 +234,6 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, file: 
     out.sort(key=lambda st: not st[0].loaded)  # attached first, in the order VS Code adds them
     warnings += [f"{s.path}: {s.reason}" for s, _ in out if s.reason.startswith(("a binary", "too large", "cannot"))]
     text = "\n\n".join(t.rstrip("\n") for s, t in out if s.loaded and t)
-    trace = [f"workspace folder: {root}", *(f"{k}: {json.dumps(conf[k])}" for k in SETTINGS)]
+    trace = [*(f"workspace folder: {r}" for r in roots), *(f"{k}: {json.dumps(conf[k])}" for k in SETTINGS)]
     trace += [f"{s.when or 'skipped'} {s.tier} {s.path}" + (f" ({s.reason})" if s.reason else "") for s, _ in out]
     return AgentView(AGENT, target_dir, root, tuple(s for s, _ in out), text, tuple(warnings), tuple(trace))
