@@ -22,7 +22,7 @@ def test_bad_claude_input_gives_one_line_each_and_show_still_shows(ws: Workspace
         ("1", "not-loaded]"), ("2", "import-cycle]"), ("3", "import-outside-root]"), ("1", "not-loaded]")]
     assert lines[0].startswith(f"{agents_md}:1:1: information: claude: Claude Code does not load this file: this "
                                f"project has {claude_md}, so AGENTS.md is off")
-    assert "1 of its lines are in no file Claude Code loads (the first: line 2)" in lines[0]
+    assert "1 of its lines is in no file Claude Code loads (the first: line 2)" in lines[0]
     assert lines[3].startswith(f"{claude_md}:1:1: information: claude: Claude Code loads nothing: ")
     assert "not valid JSON" in lines[3] and "refuses to start" in lines[3]
     assert "a.md is reached again through its own imports (a loop)" in lines[1]

@@ -91,6 +91,10 @@ def test_fix_drift_makes_claude_md_import_agents_md(ws: Workspace) -> None:
 def test_fix_drift_points_gemini_cli_at_agents_md_through_its_settings(ws: Workspace) -> None:
     drifted(ws, "GEMINI.md")
     ws.write("p/.gemini/settings.json", '{\n  "ui": {"theme": "dark"},\n  "context": {"importFormat": "flat"}\n}\n')
+    gemini_md = [f for f in findings(ws, "drift", cwd=ws.path("p"), env=TRUSTED) if f["path"].endswith("GEMINI.md")]
+    assert [f["message"].split("; ", 2)[2] for f in gemini_md] == [  # what the fix below does, not an import
+        "make AGENTS.md the source: add it to context.fileName in .gemini/settings.json, keep in GEMINI.md only its "
+        "own lines (quick fix)"]
     result = ws.ok("check", "--fix", "drift", cwd=ws.path("p"), env=TRUSTED)
     assert "GEMINI.md: kept only the lines AGENTS.md lacks" in result.stderr
     assert json.loads(ws.read("p/.gemini/settings.json")) == {
@@ -119,6 +123,8 @@ def test_fix_drift_refuses_a_gemini_settings_file_with_comments(ws: Workspace) -
 
 def test_fix_drift_imports_agents_md_when_gemini_would_not_read_the_project_settings(ws: Workspace) -> None:
     drifted(ws, "GEMINI.md")
+    [message] = [f["message"] for f in findings(ws, "drift", cwd=ws.path("p")) if f["path"].endswith("GEMINI.md")]
+    assert message.endswith("; make AGENTS.md the source: put `@AGENTS.md` in GEMINI.md in place of the copy (quick fix)")
     ws.ok("check", "--fix", "drift", cwd=ws.path("p"))  # an untrusted folder: no settings file would count
     assert not ws.path("p/.gemini").exists()
     assert ws.read("p/GEMINI.md") == "@AGENTS.md\n\n- Gemini only: answer in French\n"

@@ -76,7 +76,10 @@ def test_a_claude_md_turning_off_an_agents_md_with_more_in_it(tmp_path: Path, ho
     write(root / "AGENTS.md", "- use pnpm\n- run the tests first\n")
     got = found([root])
     assert [(n, line, code) for n, line, code, _ in got] == [("AGENTS.md", 1, "not-loaded")]
-    assert "so AGENTS.md is off" in got[0][3] and "1 of its lines" in got[0][3] and "line 2" in got[0][3]
+    assert "so AGENTS.md is off" in got[0][3] and "1 of its lines is in no file" in got[0][3] and "line 2" in got[0][3]
+    write(root / "AGENTS.md", "- use pnpm\n- run the tests first\n- and the linter\n")
+    assert "2 of its lines are in no file" in found([root])[0][3]
+    write(root / "AGENTS.md", "- use pnpm\n- run the tests first\n")
     write(root / "CLAUDE.md", "- use pnpm\n- run the tests first\n")  # nothing lost: nothing to say
     assert found([root]) == []
     write(root / "CLAUDE.md", "@AGENTS.md\n")  # imported: loaded after all

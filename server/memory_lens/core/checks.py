@@ -9,6 +9,7 @@ server publishes the same findings as diagnostics, so both always agree.
 
 from __future__ import annotations
 
+import json
 import os
 from array import array
 from bisect import bisect_left
@@ -24,7 +25,7 @@ from memory_lens.core.imports import IMPORT_CODES, ImportNode, expand_imports, i
 from memory_lens.core.markdown import Entry, entry_keys, parse
 from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens, load_memory, utf8_size
 from memory_lens.core.read_policy import LINK_OUTSIDE, outside_reads
-from memory_lens.core.secrets import find_secrets
+from memory_lens.core.secrets import Secret, find_secrets
 from memory_lens.core.settings import Settings
 from memory_lens.core.similar import DRIFT, drift_message, near_index, near_matches, sibling_agent_files
 from memory_lens.core.stale import STALE, stale_findings
@@ -355,9 +356,10 @@ def secret_findings(path: Path, text: str) -> list[Finding]:
 
 
 def note_secret_findings(project_root: Path, settings: Settings) -> list[Finding]:
-    """A `secret` finding for each line of the project's notes that holds a secret: in the note
-    file, at the line and column of the note's content. Notes are read as the store reads them
-    (a note file linking out of the project is not read)."""
+    """A `secret` finding for each line of the project's notes that holds a secret: at the line
+    and column of the note file, where the language server shows it (`note_file_secrets`). Notes
+    are read as the store reads them (a note file linking out of the project is not read); only a
+    note whose content holds a secret is read again as the file's text."""
     from memory_lens.core.discovery import Scope
     from memory_lens.core.notes import notes_settings
     from memory_lens.core.notes.disk import read_note_files
@@ -370,11 +372,40 @@ def note_secret_findings(project_root: Path, settings: Settings) -> list[Finding
     except OSError:
         return []
     area = project_area(project_root, settings.follow_outside_links)
-    return [Finding(directory / fname, s.line, s.column, SECRET,
-                    f"note {got[0].name!r}, line {s.line} of its content: {s.describe(with_line=False)}: agents "
-                    "read this note; remove the secret from it and revoke the secret", s.line)
-            for fname, got in read_note_files(directory, Scope.PROJECT, fnames, area) if not isinstance(got, str)
-            for s in find_secrets(got[0].content)]
+    found: list[Finding] = []
+    for fname, got in read_note_files(directory, Scope.PROJECT, fnames, area):
+        if not isinstance(got, str) and find_secrets(got[0].content):
+            try:
+                text = (directory / fname).read_text(encoding="utf-8")
+            except (OSError, UnicodeError):
+                continue
+            found += note_file_secrets(directory / fname, text)
+    return found
+
+
+def note_file_secrets(path: Path, text: str) -> list[Finding]:
+    """A `secret` finding for each secret of note file PATH (its JSON TEXT), at the file's line and
+    column: `check` and the language server (a note file open in the editor) report the same place.
+    The note's content is what is checked (escaped in JSON, a password in quotes is no longer in
+    quotes), found in the file as Memory Lens writes it; in any other file, the file's own text."""
+    try:
+        content = json.loads(text).get("content")
+    except (ValueError, AttributeError, RecursionError):
+        content = None
+    start = text.find(json.dumps(content, ensure_ascii=False)) if isinstance(content, str) else -1
+    found = []
+    if start < 0:
+        found = find_secrets(text)
+    else:
+        line_starts = [0]
+        for line in content.split("\n"):
+            line_starts.append(line_starts[-1] + len(line) + 1)
+        for s in find_secrets(content):
+            at = start + len(json.dumps(content[:line_starts[s.line - 1] + s.column - 1], ensure_ascii=False)) - 1
+            found.append(Secret(s.kind, text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)))
+    return [Finding(path, s.line, s.column, SECRET, f"{s.describe(with_line=False)}: agents read this note; "
+                    "remove the secret from it and revoke the secret", s.line)
+            for s in found]
 
 
 def check_content(

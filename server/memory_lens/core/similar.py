@@ -81,6 +81,11 @@ def drift_message(path: Path, text: str, other: Path, other_text: str) -> str | 
             for name, n in ((a, len(a_lines - b_lines)), (b, len(b_lines - a_lines))) if n]
     fix = (f"; make {other.name} the source: put `@{other.name}` in {path.name} in place of the copy (quick fix)"
            if path.name in IMPORTING and not is_copilot_file(other) else "")
+    if fix and {path.name, other.name} == {"GEMINI.md", "AGENTS.md"}:  # the fix may be Gemini's setting instead
+        from memory_lens.core.drift_fix import SETTING, plan_drift_fix
+        plan = plan_drift_fix(path, other)
+        if plan is not None and plan.kind == SETTING:
+            fix = f"; {plan.title[0].lower()}{plan.title[1:]} (quick fix)"
     return (f"drift: {a} and {b} share {shared} of {union} lines"
             + (f"; {' and '.join(only)}" if only else "; the same lines") + fix)
 

@@ -12,12 +12,11 @@ from typing import Any
 
 from lsprotocol import types
 
-from memory_lens.core.checks import SECRET, Finding
+from memory_lens.core.checks import note_file_secrets
 from memory_lens.core.discovery import find_project_root
 from memory_lens.core.markdown import split_lines
 from memory_lens.core.notes import notes_settings
 from memory_lens.core.notes.naming import is_note_file
-from memory_lens.core.secrets import find_secrets
 from memory_lens.core.settings import Settings
 from memory_lens.lsp.diagnostics import to_diagnostic
 
@@ -34,6 +33,4 @@ def is_note_document(path: Path, settings: Settings) -> bool:
 def note_diagnostics(store: Any, path: Path, text: str, encoding: Any) -> list[types.Diagnostic]:
     """The `secret` diagnostics of note file PATH with TEXT (the open buffer)."""
     lines = split_lines(text)
-    return [to_diagnostic(Finding(path, s.line, s.column, SECRET, f"{s.describe(with_line=False)}: agents read this "
-                                  "note; remove the secret from it and revoke the secret", s.line), lines, encoding)
-            for s in find_secrets(text)]
+    return [to_diagnostic(f, lines, encoding) for f in note_file_secrets(path, text)]

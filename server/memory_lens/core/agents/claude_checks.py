@@ -118,7 +118,7 @@ def agents_md_findings(path: Path, view: AgentView) -> list[Finding]:
     return [Finding(path, 1, 1, NOT_LOADED,
                     f"claude: Claude Code does not load this file: this project has {claude_md or 'a CLAUDE.md'}, so "
                     f"AGENTS.md is off (instructionFiles mode {claude.DEFAULT_MODE}), and {len(missing)} of its lines "
-                    f"are in no file Claude Code loads (the first: line {missing[0]}); import it from CLAUDE.md with "
+                    f"{'is' if len(missing) == 1 else 'are'} in no file Claude Code loads (the first: line {missing[0]}); import it from CLAUDE.md with "
                     "@AGENTS.md", 1)]
 
 
