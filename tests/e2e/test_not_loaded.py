@@ -77,3 +77,19 @@ async def test_an_enabled_agent_that_loads_the_file_takes_the_diagnostic_away(ws
     lsp.open(shadowed)
     assert not_loaded(await lsp.wait_diagnostics(shadowed, lambda d: True)) == []
     assert lsp.server_alive()
+
+
+
+@pytest.mark.clients("visual-studio-code")
+async def test_an_open_cursorrules_follows_its_file_on_disk(ws: Workspace, start: Starter) -> None:
+    """Like a memory file's, an open `.cursorrules`'s diagnostics follow the file on disk: written
+    there (by another program, or saved), it is no longer empty, and Cursor loads it."""
+    tree(ws)
+    legacy = ws.write("work/proj/.cursorrules", "")
+    lsp = await start(init_options={"memoryLens": {"agents": ["cursor"]}})
+    lsp.open(legacy)
+    [note] = not_loaded(await lsp.wait_diagnostics(legacy, lambda d: len(not_loaded(d)) == 1))
+    assert note.message.endswith("(Cursor; setting memoryLens.agents): Cursor: empty")
+    ws.write("work/proj/.cursorrules", "- legacy\n")
+    await lsp.wait_diagnostics(legacy, lambda d: not_loaded(d) == [])
+    assert lsp.server_alive()

@@ -30,6 +30,7 @@ from memory_lens.core.scan import GEMINI_IGNORE, GIT_IGNORE
 from memory_lens.core.similar import AGENT_FILES, sibling_agent_files
 from memory_lens.core.stale import PROJECT_FILES
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
+from memory_lens.lsp.diagnostics import is_instruction_file
 from memory_lens.lsp.notify import NativeWatcher
 
 if TYPE_CHECKING:
@@ -141,6 +142,11 @@ class Watcher:
             ls.live.request_full()
         elif memory:
             ls.live.request_paths(memory)
+        # An open instruction file that is neither memory nor an enabled agent's (a `.cursorrules`):
+        # its `not-loaded` follows the disk (itself, the rules beside it), as a memory file's findings do.
+        from memory_lens.lsp.documents import check_open_document
+        for path in open_instruction_files(ls):
+            asyncio.ensure_future(check_open_document(ls, path_to_uri(path)))
 
     def _bump(self) -> None:
         self.generation += 1
@@ -210,13 +216,15 @@ class Watcher:
         """Compare every watched path with the last poll; return those that changed."""
         snapshot = self._snapshot
         changed: set[Path] = set()
+        # A newly open instruction file may have changed since it was checked: check it again.
+        fresh = open_instruction_files(self.ls)
         for p in watch_set(self.ls, doc_dirs):
             state = path_state(p)
             if p in snapshot:
                 if snapshot[p] != state:
                     changed.add(p)
             else:
-                unseen = self._unseen_change(p)
+                unseen = p in fresh or self._unseen_change(p)
                 if unseen is None:
                     continue
                 if unseen:
@@ -241,7 +249,8 @@ class Watcher:
             return False
         paths = watch_set(ls, doc_dirs)
         self.notifier.watch({p.parent for p in paths},
-                            {*ls.store.memory_names(), *MARKER_NAMES, *SETTINGS_NAMES, *PROJECT_NAMES, *AGENT_FILES})
+                            {*ls.store.memory_names(), *MARKER_NAMES, *SETTINGS_NAMES, *PROJECT_NAMES, *AGENT_FILES,
+                             *(p.name for p in open_instruction_files(ls))})
         self._notify_key = key
         return True
 
@@ -358,11 +367,25 @@ def watch_set(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
         dirs.update(d for d in (directory, *directory.parents))
     for d in dirs:
         paths.add(d / GIT_MARKER)
+    paths |= open_instruction_files(ls)
     names = ls.store.memory_names()
     for d in dirs:
         paths.update(d / n for n in (*names, *PROJECT_NAMES))
         paths.add(d / GEMINI_DIR / SETTINGS_FILE)
     return paths
+
+
+def open_instruction_files(ls: MemoryLensServer) -> set[Path]:
+    """The open documents that are instruction files some agent reads but neither memory files nor
+    an enabled agent's (a `.cursorrules` while Cursor is not enabled, or Cursor's when it is): they
+    get only `not-loaded` (lsp/documents.py), from the disk."""
+    try:
+        uris = list(ls.workspace.text_documents.keys())
+    except RuntimeError:
+        return set()
+    paths = {p for uri in uris if (p := uri_to_path(uri)) is not None}
+    return {p for p in paths if not (ls.is_memory_path(p) or ls.is_agent_path(p))
+            and is_instruction_file(p, ls.settings)}
 
 
 def document_dirs(ls: MemoryLensServer) -> list[Path]:
