@@ -73,3 +73,44 @@ async def test_agents_narrow_it_and_bad_params_are_invalid(shared_lsp: Session) 
             await shared_lsp.request(EXPLAIN, params)
         assert err.value.code == INVALID_PARAMS
     assert shared_lsp.server_alive()
+
+
+async def test_explain_for_an_open_file_follows_every_agents_files_on_disk(lsp: Session) -> None:
+    """Asked again and again (each agent's view kept while nothing it looked at changed), the
+    matrix is the CLI's fresh one after each change on disk, no file event sent: a scoped
+    instructions file and a Cursor rule edited in place (same size), an AGENTS.md created in the
+    file's directory, a Cursor rule created, then the first two removed."""
+    ws = lsp.ws
+    instructions, rule = ws.proj / ".github" / "instructions" / "py.instructions.md", ws.proj / ".cursor" / "rules" / "py.mdc"
+    ws.write("work/proj/.github/instructions/py.instructions.md", '---\napplyTo: "**/*.py"\n---\npython\n')
+    ws.write("work/proj/.cursor/rules/py.mdc", '---\nglobs: "**/*.py"\n---\npython\n')
+    ws.write("work/proj/pkg/a.py", "")
+    ws.write("work/proj/.git/HEAD", "ref: refs/heads/main\n")  # a repository, as Copilot CLI takes one
+    for folder in ("objects", "refs"):
+        (ws.proj / ".git" / folder).mkdir()
+    target = ws.proj / "pkg" / "a.py"
+
+    async def matrix() -> dict[str, dict[str, Any]]:
+        got = await lsp.request(EXPLAIN, {"textDocument": {"uri": lsp.uri(target)}})
+        cli = await ws.cli_json("explain", str(target), cwd=ws.proj)
+        assert {**got, "files": [{k: v for k, v in f.items() if k != "uri"} for f in got["files"]]} == cli
+        return {f["path"]: f["statuses"] for f in cli["files"]}
+
+    first = await matrix()
+    assert first[str(instructions)]["copilot"]["matchedBy"] == "**/*.py"
+    assert first[str(rule)]["cursor"] == {"status": "on-read", "matchedBy": "**/*.py"}
+    assert await matrix() == first
+    ws.write("work/proj/.github/instructions/py.instructions.md", '---\napplyTo: "**/*.md"\n---\npython\n')
+    ws.write("work/proj/.cursor/rules/py.mdc", '---\nglobs: "**/*.md"\n---\npython\n')
+    edited = await matrix()
+    assert "matchedBy" not in edited[str(instructions)]["copilot"]
+    assert edited[str(rule)]["cursor"]["status"] == "not-loaded"
+    ws.write("work/proj/pkg/AGENTS.md", "- package rule\n")
+    ws.write("work/proj/.cursor/rules/all.mdc", "---\nalwaysApply: true\n---\nall\n")
+    created = await matrix()
+    assert created[str(ws.proj / "pkg" / "AGENTS.md")]["codex"] == {"status": "loaded"}
+    assert created[str(ws.proj / ".cursor" / "rules" / "all.mdc")]["cursor"] == {"status": "loaded"}
+    instructions.unlink()
+    rule.unlink()
+    removed = await matrix()
+    assert str(instructions) not in removed and str(rule) not in removed

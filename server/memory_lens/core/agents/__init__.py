@@ -6,11 +6,13 @@ language server's `memory/effective` both call it. Each agent's rules live in it
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from memory_lens.core.agents import claude, codex, copilot, copilot_vscode, cursor, gemini, wave
-from memory_lens.core.agents.common import AgentSource, AgentView
+from memory_lens.core.agents.common import AgentSource, AgentView, Kept
 from memory_lens.core.merge import Memory, load_memory
 from memory_lens.core.settings import Settings
 
@@ -51,10 +53,25 @@ def agent_view(agent: str | None, target_dir: Path, settings: Settings,
     if name == gemini.AGENT:
         memory = gemini_memory(target_dir) if gemini_memory else load_memory(target_dir, settings)
         return gemini.view_of(memory)
-    if name == codex.AGENT:
-        return codex.load_view(target_dir, environ)
     if name == claude.AGENT:
         return claude.load_view(target_dir, environ, file=file)
+    env = tuple(sorted((os.environ if environ is None else environ).items()))
+    key = (name, str(target_dir), str(file or ""), env, settings.max_file_bytes,
+           json.dumps(chat_settings, sort_keys=True, default=repr), None if folders is None else tuple(map(str, folders)))
+    return _VIEWS.get(key, lambda: _load_view(name, target_dir, settings, environ, file, chat_settings, folders))
+
+
+# The other agents' views by agent, start directory, file read, environment and settings, kept
+# while every file and folder they looked at is as it was (`Kept`, one `stat` each): the editor asks
+# `memory/explain` for the open file again and again, and reading Copilot's, Cursor's and Codex's
+# files each time cost most of it (docs/performance.md, target: explain.open_file.p99_ms <= 10).
+_VIEWS = Kept(64)
+
+
+def _load_view(name: str, target_dir: Path, settings: Settings, environ: Mapping[str, str] | None,
+               file: Path | None, chat_settings: Mapping[str, Any] | None, folders: Sequence[Path] | None) -> AgentView:
+    if name == codex.AGENT:
+        return codex.load_view(target_dir, environ)
     if name == cursor.AGENT:
         return cursor.load_view(target_dir, environ, file=file)
     if name == copilot.AGENT:

@@ -38,6 +38,8 @@ from memory_lens.core.agents.common import (
     AgentView,
     RawRead,
     decode_lossy,
+    kind,
+    look,
     line_of_byte,
     read_raw,
     rust_trim,
@@ -109,6 +111,8 @@ def project_root(target_dir: Path, markers: tuple[str, ...]) -> Path | None:
     if not markers:
         return None
     for directory in (target_dir, *target_dir.parents):
+        for m in markers:
+            look(directory / m, kind)
         if any(os.path.lexists(directory / m) or os.path.exists(directory / m) for m in markers):
             return directory
     return None
@@ -132,6 +136,7 @@ def project_doc_paths(target_dir: Path, config: CodexConfig) -> tuple[Path | Non
     found = []
     for directory in search_dirs(target_dir, root):
         for name in candidate_filenames(config):
+            look(directory / name, kind)
             if os.path.isfile(directory / name):
                 found.append(directory / name)
                 break
@@ -199,6 +204,7 @@ def read_project_docs(paths: list[Path], max_bytes: int
     out: list[tuple[AgentSource, str]] = []
     for path in paths:
         if remaining == 0:
+            look(path)
             size = os.stat(path).st_size if os.path.exists(path) else 0
             out.append((AgentSource(path, "project", size, False, reason=f"not read: the {max_bytes}-byte "
                                     "project_doc_max_bytes budget is used up"), ""))

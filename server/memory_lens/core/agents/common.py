@@ -13,8 +13,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Hashable, Iterator
 
+from memory_lens.core.file_identity import file_identity
 from memory_lens.core.merge import Memory, estimate_tokens
 
 # Rust's `char::is_whitespace` (Unicode White_Space), what `str::trim` strips: Python's `strip()`
@@ -27,6 +28,7 @@ def git_root(start: Path) -> Path | None:
     """The nearest ancestor-or-self of START holding `.git` (any kind, even a dangling link), as
     Claude Code, Cursor and VS Code's workspace take a project root; None when none does."""
     for d in (start, *start.parents):
+        look(d / ".git", kind)
         if os.path.lexists(d / ".git"):
             return d
     return None
@@ -147,6 +149,7 @@ def read_raw(path: Path, max_bytes: int, confine: bool = True) -> RawRead:
     FIFO or device is never opened. A path that does not exist or is not a file is `missing`.
     CONFINE (instruction files; not an agent's settings): within `confined`, a file outside
     the read area is not read (`withheld`)."""
+    look(path)
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -189,3 +192,64 @@ def decode_lossy(data: bytes) -> str:
 def line_of_byte(data: bytes, offset: int) -> int:
     """The 1-based line that byte OFFSET of DATA is on."""
     return data.count(b"\n", 0, offset) + 1
+
+
+# What the answer `Kept.get` is working out has looked at so far: by path and probe, what the probe gave.
+_LOOKED: ContextVar[dict[tuple[str, Callable[[Any], Any]], Any] | None] = ContextVar("looked", default=None)
+
+
+def kind(path: str | os.PathLike[str]) -> int | None:
+    """What is at PATH (file, folder, ...: `stat.S_IFMT`, links followed, `S_IFLNK` for a dangling
+    link; None: nothing), for a probe that asks only that: a `.git` folder's identity changes with
+    every git command."""
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            return stat.S_IFMT(os.stat(path).st_mode)
+        except (OSError, ValueError):
+            return stat.S_IFLNK
+    return stat.S_IFMT(st.st_mode)
+
+
+def look(path: str | os.PathLike[str], probe: Callable[[Any], Any] = file_identity) -> None:
+    """Say that the answer being worked out (`Kept.get`) depends on PATH as PROBE sees it now,
+    before it is read: its identity (a file's content; a folder's names, for a listing or a probe
+    of a name in it; nothing there) or, with `kind`, only what is there."""
+    looked = _LOOKED.get()
+    key = (os.fspath(path), probe)
+    if looked is not None and key not in looked:
+        looked[key] = probe(key[0])
+
+
+class Kept:
+    """Answers kept by key while every path their working out `look`ed at is as it was (one
+    probe each, `stat`): the SIZE most recently used. A reader under `confined` neither uses nor
+    fills them. A kept answer used while another is worked out adds what it looked at to it."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._answers: dict[Hashable, tuple[tuple[tuple[tuple[str, Callable[[Any], Any]], Any], ...], Any]] = {}
+
+    def get(self, key: Hashable, work: Callable[[], Any]) -> Any:
+        if is_confined():
+            return work()
+        kept = self._answers.pop(key, None)
+        if kept is None or any(probe(path) != was for (path, probe), was in kept[0]):
+            looked: dict = {}
+            token = _LOOKED.set(looked)
+            try:
+                answer = work()
+            finally:
+                _LOOKED.reset(token)
+            kept = (tuple(looked.items()), answer)
+            if len(self._answers) >= self.size:
+                del self._answers[next(iter(self._answers))]  # the least recently used
+        self._answers[key] = kept  # the most recently used last
+        outer = _LOOKED.get()
+        if outer is not None:
+            for (path, probe), was in kept[0]:
+                outer.setdefault((path, probe), was)
+        return kept[1]

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from memory_lens.core.agents import scoped
-from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, read_raw
+from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, kind, look, read_raw
 
 AGENT = "copilot"
 ENV_HOME = "COPILOT_HOME"
@@ -73,6 +73,8 @@ def git_root(start: Path) -> Path | None:
     1.0.102 takes an empty `.git` directory, or one with `HEAD` alone, for none."""
     for directory in (start, *start.parents):
         dot = directory / ".git"
+        for probed in (dot, dot / "HEAD", dot / "objects", dot / "refs") if os.path.isdir(dot) else (dot,):
+            look(probed, kind)
         if os.path.isfile(dot) or (os.path.isfile(dot / "HEAD") and os.path.isdir(dot / "objects")
                                    and os.path.isdir(dot / "refs")):
             return directory
@@ -82,8 +84,10 @@ def git_root(start: Path) -> Path | None:
 def _named(directory: Path, name: str) -> Path | None:
     """The file of DIRECTORY named NAME, its case aside (Copilot CLI lists the directory)."""
     exact = directory / name
+    look(exact)
     if os.path.isfile(exact):
         return exact
+    look(directory)
     try:
         with os.scandir(directory) as it:
             for entry in it:
@@ -188,7 +192,9 @@ def walk_files(folder: Path, keep: Callable[[str], bool], skip: Callable[[str], 
     """The files under FOLDER whose name KEEP accepts, in no directory whose name SKIP accepts,
     sorted by path; at most MAX_FILES (Memory Lens's bound on a walk of a hostile tree)."""
     out: list[Path] = []
+    look(folder)
     for dirpath, dirnames, filenames in os.walk(folder):
+        look(dirpath)
         dirnames[:] = sorted(d for d in dirnames if not skip(d))
         out += [Path(dirpath) / n for n in sorted(filenames) if keep(n)]
         if len(out) >= MAX_FILES:
@@ -227,6 +233,8 @@ def custom_dirs(start: Path, environ: Mapping[str, str] | None) -> list[Path]:
     """The `COPILOT_CUSTOM_INSTRUCTIONS_DIRS` directories (split on `,`, each trimmed)."""
     env = os.environ if environ is None else environ
     dirs = [start / os.path.expanduser(d.strip()) for d in env.get(ENV_DIRS, "").split(",") if d.strip()]
+    for d in dirs:
+        look(d, kind)
     return [Path(os.path.normpath(d)) for d in dirs if d.is_dir()]
 
 

@@ -35,7 +35,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, git_root, read_raw
+from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, git_root, look, read_raw
 from memory_lens.core.agents.copilot import front_matter, pattern_match, read_instruction, walk_files
 from memory_lens.core.agents.scoped import split_commas
 from memory_lens.core.gemini_settings import strip_json_comments
@@ -184,6 +184,7 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, file: 
     out: list[tuple[AgentSource, str]] = []
 
     def off(path: Path, tier: str, setting: str) -> None:
+        look(path)
         if os.path.isfile(path):
             out.append((AgentSource(path, tier, os.path.getsize(path), False, reason=f"{setting} is off"), ""))
 
@@ -197,6 +198,8 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, file: 
     claude = [(r / n, "workspace", USE_CLAUDE_MD) for r in roots for n in ("CLAUDE.md", "CLAUDE.local.md")]
     claude += [(r / ".claude" / "CLAUDE.md", "workspace", USE_CLAUDE_MD) for r in roots]
     always += sorted([*claude, (home / ".claude" / "CLAUDE.md", "user", USE_CLAUDE_MD)], key=lambda t: t[0].as_posix())
+    for path, _, _ in always:
+        look(path)
     present = [p for p, _, setting in always if conf[setting] and os.path.isfile(p)]
     plain = {os.path.realpath(p) for p in present if not os.path.islink(p)}
     seen: set[str] = set()

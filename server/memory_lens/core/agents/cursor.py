@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, git_root, read_raw
+from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, git_root, look, read_raw
 from memory_lens.core.agents.scoped import GlobError, ScopedRule, brace_glob, split_commas
 
 AGENT = "cursor"
@@ -153,7 +153,9 @@ def _base_of(path: Path) -> Path:
 def rule_files(folder: Path) -> list[Path]:
     """The rules files of FOLDER (`.cursor/rules`), subfolders included, in path order."""
     found = []
+    look(folder)
     for dirpath, dirnames, filenames in os.walk(folder):
+        look(dirpath)
         dirnames.sort()
         found += [Path(dirpath) / n for n in filenames if n.endswith(RULE_EXTENSIONS)]
     return sorted(found, key=lambda p: p.as_posix())

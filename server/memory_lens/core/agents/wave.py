@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from memory_lens.core.agents.common import AgentSource, AgentView, withheld_reason
+from memory_lens.core.agents.common import AgentSource, AgentView, look, withheld_reason
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import UnsafeEntryError, entry_text_to_save, format_entry
 from memory_lens.core.files import read_memory_file
@@ -43,6 +43,7 @@ def load_view(target_dir: Path, max_file_bytes: int) -> AgentView:
     """What Wave loads when started in TARGET_DIR (an existing, resolved directory)."""
     sources, pieces, warnings = [], [], []
     for path, tier in memory_files(target_dir):
+        look(path)
         got = read_memory_file(path, max_bytes=max_file_bytes)
         if not got.exists:
             continue
