@@ -131,12 +131,16 @@ def _publish(target: Path, attempt: Attempt, before_publish: Callable[[], None])
         if not _catch_up(target, tmp, attempt):
             return False
         before_publish()
-        if attempt.expect is None:
-            if _create_exclusive(tmp, target):
-                fsync_dir(target.parent)
-                return True
-            attempt.base = attempt.expect = _read_path(target, None)  # created by someone else meanwhile
-            return False
+        if attempt.expect is None:  # a new file: a hard link appears only if nothing is there
+            try:
+                os.link(tmp, target)
+            except FileExistsError:  # created by someone else meanwhile
+                attempt.base = attempt.expect = _read_path(target, None)
+                return False
+            except OSError:  # a file system without hard links: a plain replace is all there is
+                os.replace(tmp, target)
+            fsync_dir(target.parent)
+            return True
         published = os.stat(tmp)
         displaced = _replace(tmp, target, kept)
         fsync_dir(target.parent)
@@ -343,17 +347,6 @@ def _replace(tmp: Path, target: Path, kept: Path) -> Path | None:
         kept = None  # type: ignore[assignment]
     os.replace(tmp, target)
     return kept
-
-
-def _create_exclusive(tmp: Path, target: Path) -> bool:
-    """Put TMP at TARGET (a hard link) only if nothing is there; False if something is."""
-    try:
-        os.link(tmp, target)
-    except FileExistsError:
-        return False
-    except OSError:  # a file system without hard links: a plain replace is all there is
-        os.replace(tmp, target)
-    return True
 
 
 @functools.lru_cache(maxsize=None)

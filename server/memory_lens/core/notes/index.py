@@ -45,7 +45,7 @@ from memory_lens.core.notes.disk import (
     read_note_files,
 )
 from memory_lens.core.notes.locations import Location
-from memory_lens.core.notes.model import Note, NoteError, folded_name, skeleton, tag_key
+from memory_lens.core.notes.model import Note, NoteError, Problem, folded_name, skeleton, tag_key
 from memory_lens.core.notes.naming import candidate_filenames
 from memory_lens.core.sqlite_wal import close_quietly, is_busy, use_wal
 from memory_lens.core.write_policy import WriteArea
@@ -323,14 +323,10 @@ class NotesIndex:
         for attempt in range(2):
             try:
                 return action()
-            except sqlite3.OperationalError as err:
-                if is_busy(err):
+            except sqlite3.DatabaseError as err:
+                if isinstance(err, sqlite3.OperationalError) and is_busy(err):
                     raise IndexBusyError("the notes search index is busy (another Memory Lens process "
                                          "holds it); try again") from None
-                if attempt:
-                    raise
-                self._rebuild()
-            except sqlite3.DatabaseError:
                 if attempt:
                     raise
                 self._rebuild()
@@ -509,67 +505,49 @@ class NotesIndex:
     def _location(self, scope: Scope) -> Location:
         return next(loc for loc in self.locations if loc.scope is scope)
 
-    def find(self, scope: Scope, name: str) -> Row | None:
-        """The visible note NAME of SCOPE, as of the last sync."""
+    def _fetch(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
-            r = self.guard(lambda: self._con.execute(
-                f"SELECT {_FILE_COLUMNS} FROM files f WHERE scope=? AND name=? AND error IS NULL AND shadow=0",
-                (scope.value, name)).fetchone())
-            return self._row(r) if r else None
+            return self.guard(lambda: self._con.execute(sql, args).fetchall())
 
     def visible_names(self, scope: Scope, names: Iterable[str]) -> set[str]:
         """Which of NAMES are visible notes of SCOPE, as of the last sync (one query for a page)."""
         wanted = sorted(set(names))
-        if not wanted:
-            return set()
-        with self._lock:
-            return {r[0] for r in self.guard(lambda: self._con.execute(
-                "SELECT name FROM files WHERE name IN (SELECT value FROM json_each(?)) AND scope=? "
-                "AND error IS NULL AND shadow=0", (json.dumps(wanted, ensure_ascii=False), scope.value)).fetchall())}
+        return {r[0] for r in self._fetch(
+            "SELECT name FROM files WHERE name IN (SELECT value FROM json_each(?)) AND scope=? AND error IS NULL "
+            "AND shadow=0", (json.dumps(wanted, ensure_ascii=False), scope.value))} if wanted else set()
 
     def holders(self, scope: Scope, name: str) -> list[str]:
         """Every file of SCOPE holding NAME (visible or not)."""
-        with self._lock:
-            return sorted(r[0] for r in self.guard(lambda: self._con.execute(
-                "SELECT fname FROM files WHERE scope=? AND name=? AND error IS NULL",
-                (scope.value, name)).fetchall()))
+        return sorted(r[0] for r in self._fetch("SELECT fname FROM files WHERE scope=? AND name=? AND error IS NULL",
+                                                (scope.value, name)))
 
     def names(self, scope: Scope, look: str | None = None) -> dict[str, str]:
         """The file of every visible note of SCOPE, by name, as of the last sync; with LOOK,
         only the notes whose name has that `model.skeleton`."""
         where, args = ("", (scope.value,)) if look is None else (" AND look=?", (scope.value, look))
-        with self._lock:
-            return dict(self.guard(lambda: self._con.execute(
-                f"SELECT name, fname FROM files WHERE scope=? AND error IS NULL AND shadow=0{where}", args).fetchall()))
+        return dict(self._fetch(f"SELECT name, fname FROM files WHERE scope=? AND error IS NULL AND shadow=0{where}", args))
 
     def rows(self, ids: Sequence[int]) -> list[Row]:
         """The rows of IDS, in that order."""
-        if not ids:
-            return []
-        with self._lock:
-            marks = ",".join("?" * len(ids))
-            found = {r[0]: self._row(r) for r in self.guard(lambda: self._con.execute(
-                f"SELECT {_FILE_COLUMNS} FROM files f WHERE id IN ({marks})", list(ids)).fetchall())}
-            return [found[i] for i in ids if i in found]
+        found = {r[0]: self._row(r) for r in self._fetch(
+            f"SELECT {_FILE_COLUMNS} FROM files f WHERE id IN ({','.join('?' * len(ids))})", ids)} if ids else {}
+        return [found[i] for i in ids if i in found]
 
-    def problems(self, scopes: Sequence[Scope]) -> list[tuple[Scope, Path, str]]:
+    def problems(self, scopes: Sequence[Scope]) -> list[Problem]:
         """Files that are not usable notes, and duplicates of a name, with the reason."""
-        with self._lock:
-            out: list[tuple[Scope, Path, str]] = []
-            rows = self.guard(lambda: self._con.execute(
+        out = []
+        for scope, fname, error, name in self._fetch(
                 "SELECT scope, fname, error, name FROM files WHERE error IS NOT NULL OR shadow=1 "
-                "ORDER BY CASE scope WHEN 'project' THEN 0 ELSE 1 END, fname").fetchall())
-            for scope, fname, error, name in rows:
-                s = Scope(scope)
-                if s not in scopes:
-                    continue
-                loc = self._location(s)
-                if error is None:
-                    holder = self.find(s, name)
-                    other = holder.path.name if holder else "another file"
-                    error = f"holds the same name {name!r} as {other}; rename or remove one of them"
-                out.append((s, loc.directory / fname, error))
-            return out
+                "ORDER BY CASE scope WHEN 'project' THEN 0 ELSE 1 END, fname"):
+            if Scope(scope) not in scopes:
+                continue
+            if error is None:
+                holder = self._fetch("SELECT fname FROM files WHERE scope=? AND name=? AND error IS NULL AND shadow=0",
+                                     (scope, name))
+                error = (f"holds the same name {name!r} as {holder[0][0] if holder else 'another file'}; "
+                         "rename or remove one of them")
+            out.append(Problem(Scope(scope), self._location(Scope(scope)).directory / fname, error))
+        return out
 
     # Searching (`search`) ---------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -88,9 +88,6 @@ class Note:
     def encode(self) -> str:
         """The file's text: pretty-printed JSON, UTF-8 kept as is, one final newline."""
         return json.dumps(self.to_json(), ensure_ascii=False, indent=2) + "\n"
-
-    def with_changes(self, **changes: Any) -> Note:
-        return replace(self, **changes)
 
 
 def revision_of(text: str) -> str:
@@ -205,17 +202,13 @@ def validate_tags(tags: Iterable[Any] | None) -> tuple[str, ...]:
         return ()
     if isinstance(tags, str) or not isinstance(tags, Iterable):
         raise NoteInvalidError("tags must be a list of strings")
-    out: list[str] = []
-    seen: set[str] = set()
+    unique: dict[str, str] = {}  # the first of the tags of each `tag_key`
     for tag in tags:
         cleaned = validate_tag(tag)
-        key = tag_key(cleaned)
-        if key not in seen:
-            seen.add(key)
-            out.append(cleaned)
-    if len(out) > MAX_TAGS:
-        raise NoteInvalidError(f"a note has at most {MAX_TAGS} tags (got {len(out)})")
-    return tuple(out)
+        unique.setdefault(tag_key(cleaned), cleaned)
+    if len(unique) > MAX_TAGS:
+        raise NoteInvalidError(f"a note has at most {MAX_TAGS} tags (got {len(unique)})")
+    return tuple(unique.values())
 
 
 tag_key = folded_name  # what tag filters compare: tags match whatever their case and Unicode form

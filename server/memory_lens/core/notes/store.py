@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -313,7 +313,7 @@ class NotesStore:
 
         def transform(current: StoredNote) -> Note | None:
             _check_same(current, existing.name, None)
-            return None if current.note == note else note.with_changes(scope=loc.scope)
+            return None if current.note == note else replace(note, scope=loc.scope)
 
         result, changed = rewrite_note_file(existing.path, loc.scope, transform, self.write_area(loc))
         return WriteResult(result, changed, self._after_write(loc, existing.path.name) if changed else [])
@@ -337,7 +337,7 @@ class NotesStore:
             labels = note.tags if new_tags is None else new_tags
             if body == note.content and labels == note.tags:
                 return None
-            return note.with_changes(content=body, tags=labels, updated_at=now_timestamp(), scope=loc.scope)
+            return replace(note, content=body, tags=labels, updated_at=now_timestamp(), scope=loc.scope)
 
         result, changed = rewrite_note_file(stored.path, loc.scope, transform, self.write_area(loc))
         warnings = self._after_write(loc, stored.path.name) if changed else []
@@ -461,7 +461,11 @@ class NotesStore:
             query = fulltext.parse_query(text)
             if query.empty:
                 raise NoteInvalidError(f"nothing to search for in {text!r}: give at least one word")
-        offset = _decode_cursor(cursor, _fingerprint(kind, text, wanted, scopes))
+        owner = paging.fingerprint(kind, text, list(wanted), [s.value for s in scopes])
+        try:
+            offset = paging.decode_cursor(cursor, owner)
+        except paging.CursorError as err:
+            raise NoteInvalidError(str(err)) from None
         with self.index.request():
             self.index.sync()
             if kind == "list":
@@ -472,13 +476,14 @@ class NotesStore:
                 scored, total = self.index.search_ids(query, scopes, wanted, offset, size)
                 ids, scores = [i for i, _ in scored], dict(scored)
             items = self._summaries(self.index.rows(ids), query, scores)
-            return self._page(items, total, offset, (kind, text, wanted, scopes), cursor, scopes)
+            return Page(items, total, paging.next_cursor(offset, len(items), total, owner),
+                        [] if cursor else self.index.problems(scopes))
 
     def problems(self, scope: Any = "both") -> list[Problem]:
         """Every file of the notes directories that is not a usable note, with the reason."""
         scopes = self._scopes(scope)
         self.index.sync()
-        return [Problem(s, p, r) for s, p, r in self.index.problems(scopes)]
+        return self.index.problems(scopes)
 
     def _summaries(self, rows: list[Row], query: fulltext.Query | None,
                    scores: dict[int, float] | None) -> list[NoteSummary]:
@@ -493,22 +498,6 @@ class NotesStore:
                                    scores.get(row.id) if scores else None))
         return out
 
-    def _page(self, items: list[NoteSummary], total: int, offset: int, key: tuple, cursor: str | None,
-              scopes: list[Scope]) -> Page:
-        next_cursor = paging.next_cursor(offset, len(items), total, _fingerprint(*key))
-        problems = [] if cursor else [Problem(s, p, r) for s, p, r in self.index.problems(scopes)]
-        return Page(items, total, next_cursor, problems)
-
-
-def _fingerprint(kind: str, text: str, tags: Sequence[str], scopes: Sequence[Scope]) -> str:
-    return paging.fingerprint(kind, text, list(tags), [s.value for s in scopes])
-
-
-def _decode_cursor(cursor: str | None, owner: str) -> int:
-    try:
-        return paging.decode_cursor(cursor, owner)
-    except paging.CursorError as err:
-        raise NoteInvalidError(str(err)) from None
 
 
 def _check_same(current: StoredNote, name: str, expected_revision: str | None) -> None:

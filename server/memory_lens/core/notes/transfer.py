@@ -80,10 +80,8 @@ class TransferReport:
         return asdict(self)
 
     def summary(self) -> str:
-        parts = [f"{len(self.created)} created", f"{len(self.replaced)} replaced",
-                 f"{len(self.unchanged)} unchanged", f"{len(self.conflicts)} conflict(s)",
-                 f"{len(self.skipped)} skipped"]
-        return ", ".join(parts)
+        return (f"{len(self.created)} created, {len(self.replaced)} replaced, {len(self.unchanged)} unchanged, "
+                f"{len(self.conflicts)} conflict(s), {len(self.skipped)} skipped")
 
 
 # Backup and restore ------------------------------------------------------------------------
