@@ -27,6 +27,7 @@ watchfiles (pyproject: `watchfiles>=0.21`):
 from __future__ import annotations
 
 import threading
+import weakref
 from itertools import islice
 from typing import Any
 
@@ -66,17 +67,26 @@ def apply_incremental_change(doc: TextDocument, change: Any) -> None:
     A text whose only line break is "\n" is not split into lines (pygls's `lines`, 48 ms for a
     10 MB buffer): the two lines of the range are found by counting line breaks."""
     source = doc.source
-    if not source or any(c in source for c in (_ASCII_BREAKS if source.isascii() else _OTHER_BREAKS)):
+    if not source or (_LF_ONLY.get(doc) is not source and _other_breaks(source)):
         return _apply_on_lines(doc, change)
     codec = doc.position_codec
     (start_line, head), (end_line, tail) = (_locate(source, codec, p) for p in (change.range.start, change.range.end))
     if end_line >= start_line:
         doc._source = source[:head] + change.text + source[tail:]
+    if not _other_breaks(change.text):  # then neither has the new text: the next change skips the search
+        _LF_ONLY[doc] = doc._source
 
 
 # str.splitlines's line breaks other than "\n" (the ASCII ones first).
 _OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 _ASCII_BREAKS = _OTHER_BREAKS[:6]
+# The text of each document last known to break lines with "\n" only: searching a 10 MB text for
+# the other breaks took longer than the rest of a change.
+_LF_ONLY: weakref.WeakKeyDictionary[TextDocument, str] = weakref.WeakKeyDictionary()
+
+
+def _other_breaks(text: str) -> bool:
+    return any(c in text for c in (_ASCII_BREAKS if text.isascii() else _OTHER_BREAKS))
 
 
 def _locate(source: str, codec: Any, pos: Any) -> tuple[int, int]:

@@ -28,6 +28,7 @@ from typing import Any, Awaitable, Callable
 HEADER_LINE_LIMIT = 64 * 1024
 BODY_LIMIT = 256 * 1024 * 1024
 CHUNK = 1 << 16
+LARGE_BODY = 1 << 20  # a body this long is handed over without a copy (`FrameReader._take`)
 
 # Resynchronising looks for the header as every client spells it, `Content-Length:`.
 _HEADER = re.compile(rb"([A-Za-z0-9!#$%&'*+.^_`|~-]+):[ \t]*([^\r\n]*?)[ \t]*\r?\n")
@@ -40,7 +41,7 @@ class Body:
 
     __slots__ = ("data", "problem")
 
-    def __init__(self, data: bytes, problem: str | None = None) -> None:
+    def __init__(self, data: bytes | bytearray, problem: str | None = None) -> None:
         self.data, self.problem = data, problem
 
 
@@ -69,11 +70,16 @@ class FrameReader:
         """Read DATA again, before what the stream holds."""
         self._buf[:0] = data
 
-    def _take(self, count: int) -> bytes:
-        """The first COUNT bytes of the buffer, removed from it (copied once: bodies can be big)."""
-        with memoryview(self._buf) as view:
-            data = bytes(view[:count])
-        del self._buf[:count]
+    def _take(self, count: int) -> bytes | bytearray:
+        """The first COUNT bytes of the buffer, removed from it. A large body is not copied: the
+        buffer itself becomes the body, and what follows it starts a new buffer."""
+        if count < LARGE_BODY:
+            with memoryview(self._buf) as view:
+                data = bytes(view[:count])
+            del self._buf[:count]
+            return data
+        data, self._buf = self._buf, self._buf[count:]
+        del data[count:]
         return data
 
     def _skip(self, count: int) -> None:
@@ -168,7 +174,10 @@ class FrameReader:
         consumed = 0  # bytes dropped so far (skipping a body over the limit)
         while True:
             window = min(len(self._buf), length - consumed)
-            header = _HEADER_IN_BODY.search(self._buf, max(0, scanned - _MARKER_TAIL), window + _MARKER_TAIL)
+            start, end = max(0, scanned - _MARKER_TAIL), window + _MARKER_TAIL
+            # A header ends with a line break, which compact JSON never has: most bodies are
+            # searched for one (memchr) and never by the regular expression (3x slower on 10 MB).
+            header = _HEADER_IN_BODY.search(self._buf, start, end) if self._buf.find(b"\n", start, end) >= 0 else None
             if header is not None and header.start() < window:
                 data = self._take(header.start())
                 problem = (f"a message of {consumed + len(data)} bytes, shorter than its "
@@ -211,7 +220,7 @@ class BadMessage(Exception):
         self.reason, self.envelope = reason, envelope
 
 
-def decode(body: bytes) -> tuple[Any, bytes, list[str]]:
+def decode(body: bytes | bytearray) -> tuple[Any, bytes | bytearray, list[str]]:
     """The JSON value of BODY, the bytes after it that belong to the stream (a Content-Length
     too large), and what is wrong with its text (not UTF-8, lone surrogates), which the caller
     decides about. Raises BadMessage when BODY is not JSON or is nested too deeply."""
@@ -235,7 +244,7 @@ def decode(body: bytes) -> tuple[Any, bytes, list[str]]:
     return value, rest, problems
 
 
-def _value_and_rest(text: str, body: bytes, err: ValueError, replaced: bool) -> tuple[Any, bytes]:
+def _value_and_rest(text: str, body: bytes | bytearray, err: ValueError, replaced: bool) -> tuple[Any, bytes | bytearray]:
     """One complete JSON value at the start of TEXT, and the bytes of BODY after it."""
     start = len(text) - len(text.lstrip())
     try:
@@ -294,7 +303,7 @@ def _shallow_envelope(text: str) -> dict | None:
         return None
 
 
-def _has_lone_surrogate(value: Any, body: bytes) -> bool:
+def _has_lone_surrogate(value: Any, body: bytes | bytearray) -> bool:
     """Whether a string of VALUE (decoded from BODY) holds a lone surrogate. Only a string that is
     not ASCII can (which costs nothing to tell), and only when BODY escapes one: a 10 MB text is
     not searched on every change."""
