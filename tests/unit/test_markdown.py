@@ -10,6 +10,8 @@ from memory_lens.core.markdown import (
     normalize,
     parse,
     split_lines,
+    split_newlines,
+    stretches,
     strip_eol,
 )
 
@@ -200,3 +202,48 @@ def test_entries_between_and_entry_at() -> None:
 def test_entry_normalized() -> None:
     (entry,) = parse("-  Use\n   PNPM.\n").entries
     assert entry.normalized == "use pnpm"
+
+
+def test_stretches_cover_a_text_in_whole_lines_and_split_newlines_is_str_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    from memory_lens.core import markdown
+
+    monkeypatch.setattr(markdown, "STRETCH", 8)
+    rng = random.Random(5)
+    for _ in range(3000):
+        text = "".join(rng.choice(["a", "\n", "bb", "\n\n", "c" * 20]) for _ in range(rng.randint(0, 30)))
+        cuts = list(stretches(text))
+        assert "".join(text[a:b] for a, b in cuts) == text
+        assert all(text[b - 1] == "\n" for _, b in cuts[:-1])
+        assert split_newlines(text) == (text.split("\n") if text else [])
+
+
+def test_a_large_text_is_searched_for_stale_claims_and_secrets_a_stretch_at_a_time(tmp_path, monkeypatch) -> None:
+    """One search or split of a whole 10 MB buffer held the interpreter lock for up to a second
+    on the language server's worker thread, and no request was answered meanwhile
+    (docs/reliability.md): each search goes over one stretch of lines at most, and the findings
+    are those of the whole text."""
+    from memory_lens.core import secrets, stale
+    from memory_lens.core.markdown import STRETCH
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "docs").mkdir()
+    line = "- the same entry, written again and again\n"
+    text = line * (3 * STRETCH // len(line)) + "- see `docs/gone.md` first\n" + line * 10
+    spans: list[int] = []
+
+    class Recording:
+        def __init__(self, pattern):
+            self.pattern = pattern
+
+        def search(self, text, pos=0, endpos=None):
+            spans.append((len(text) if endpos is None else endpos) - pos)
+            return self.pattern.search(text, pos, len(text) if endpos is None else endpos)
+
+    monkeypatch.setattr(stale, "_LOOK", Recording(stale._LOOK))
+    found = stale.stale_findings(tmp_path / "GEMINI.md", text)
+    assert [(n, message[:12]) for n, _, message in found] == [(text.count("\n", 0, text.index("`docs")) + 1, "stale: `docs")]
+    assert spans and max(spans) <= STRETCH + len(line)
+    key = "AKIA" + "Z7QWERTYUIOPASDF"
+    assert [s.line for s in secrets.find_secrets(text + f"- aws key {key}\n")] == [text.count("\n") + 1]

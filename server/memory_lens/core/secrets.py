@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory_lens.core.markdown import stretches
+
 
 class SecretError(ValueError):
     """Text that holds a secret, refused before anything is written. The message names the kind
@@ -125,7 +127,7 @@ def _candidates(text: str) -> list[tuple[int, int, int]]:
     on a long line, the part around a hit; sorted, and at most SCANNED characters in all."""
     found: set[tuple[int, int, int]] = set()
     lower = text.lower()
-    needles = {w for w in text.split() if len(w) >= LONG_WORD}
+    needles = {w for start, end in stretches(text) for w in text[start:end].split() if len(w) >= LONG_WORD}
     needles = {w for w in needles if _long_word(w)}
     total = 0
     for needle, haystack in [*((w, text) for w in needles), *((w, lower) for w in GATE_WORDS)]:

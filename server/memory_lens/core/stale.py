@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Iterator
 
 from memory_lens.core.discovery import find_project_root
+from memory_lens.core.markdown import stretches
 
 STALE = "stale"
 
@@ -62,7 +63,7 @@ _PLACEHOLDER = re.compile(r"[<>{}\[\]*?$%|=\s]|\.\.\.|^[~/\\@]|^\w+:|^-|\\")
 def stale_findings(path: Path, text: str) -> list[tuple[int, int, str]]:
     """(1-based line, 1-based column, message) of each stale reference in memory file PATH with
     TEXT. Cheap when TEXT holds no code span and no command: one search."""
-    if _LOOK.search(text) is None:  # no line of it could claim anything
+    if _look(text, 0) is None:  # no line of it could claim anything
         return []
     here = Path(os.path.abspath(path)).parent
     root = find_project_root(here)
@@ -83,7 +84,7 @@ def _prose_lines(text: str) -> Iterator[tuple[int, str]]:
     line with neither opens, closes and claims nothing."""
     fence = ""
     number, counted, pos = 1, 0, 0
-    while (m := _LOOK.search(text, pos)) is not None:
+    while (m := _look(text, pos)) is not None:
         start = text.rfind("\n", 0, m.start()) + 1
         end = text.find("\n", m.end())
         end = len(text) if end < 0 else end
@@ -100,6 +101,14 @@ def _prose_lines(text: str) -> Iterator[tuple[int, str]]:
             continue
         if _HINT.search(line) is not None:
             yield number, line
+
+
+def _look(text: str, pos: int) -> re.Match[str] | None:
+    """`_LOOK.search(text, pos)`, a stretch of lines at a time (`markdown.stretches`)."""
+    for start, end in stretches(text, pos):
+        if (m := _LOOK.search(text, start, end)) is not None:
+            return m
+    return None
 
 
 def _claims(line: str) -> Iterator[tuple[int, tuple[str, str]]]:

@@ -36,7 +36,7 @@ from memory_lens.core.discovery import TargetError
 from memory_lens.core.explain import NOT_LOADED as NOT_LOADED_STATUS
 from memory_lens.core.explain import agent_reads_name, explain, title
 from memory_lens.core.settings import Settings
-from memory_lens.core.markdown import split_lines
+from memory_lens.core.markdown import split_lines, split_newlines
 from memory_lens.lsp.convert import client_column, line_text, path_to_uri
 from memory_lens.lsp.protocol import DIAGNOSTIC_SOURCE
 from memory_lens.lsp.store import MemoryStore
@@ -140,7 +140,7 @@ def diagnostics_for(
         got = store.read(path)
         text = got.text if got.loadable else ""
     # Only the text of lines matters here; without `\r`, a plain split gives the same lines.
-    lines = split_lines(text) if "\r" in text else text.split("\n") if text else []
+    lines = split_lines(text) if "\r" in text else split_newlines(text)
     # The entry each duplicate or redundant finding is about (the store's index, from the check).
     about = [f.code in (DUPLICATE, REDUNDANT) for f in findings]
     indexed = store.entries(path, text) if any(about) else None
