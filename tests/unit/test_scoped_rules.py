@@ -130,3 +130,15 @@ def test_one_translation_two_dialects_of_a_star_star_inside_a_name(glob: str, pa
                                                                    spanning: bool) -> None:
     assert bool(scoped.compile_glob(glob).fullmatch(path)) is minimatch
     assert bool(scoped.compile_glob(glob, star_star_in_names=True).fullmatch(path)) is spanning
+
+
+def test_claude_paths_globs_compile_without_a_deprecation_warning() -> None:
+    """`paths:` globs compile with pathspec's GitIgnoreSpecPattern, not its deprecated
+    `gitwildmatch` name (the same class since pathspec 1.0: the real-agent trees are unchanged)."""
+    import warnings
+
+    from memory_lens.core.agents.claude_rules import rule_matches
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rule_matches(("no-warning/**/*.ts",), Path("/p/no-warning/a/b.ts"), Path("/p")) == "no-warning/**/*.ts"

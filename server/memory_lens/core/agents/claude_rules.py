@@ -1,7 +1,8 @@
 """Claude Code's rules files: their front matter (`paths:` globs) and how a glob matches a file.
 
 A `paths:` entry is a gitignore-style pattern (Claude Code matches it with the `ignore` package,
-as `pathspec`'s `gitwildmatch` does) against the file's path relative to the folder that holds
+as `pathspec`'s `GitIgnoreSpecPattern` does: the class its deprecated `gitwildmatch` name stands
+for since pathspec 1.0, so the same regexes) against the file's path relative to the folder that holds
 `.claude/` (for the user's rules: the start directory); a trailing `/**` is dropped, and a list
 of nothing but `**` means no `paths:` at all. `claudeMdExcludes` entries are globs (picomatch,
 dot files included) against a file's absolute path.
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 import pathspec
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from memory_lens.core.agents.scoped import GlobError, ScopedRule, compile_glob
 
@@ -118,7 +120,7 @@ def _spec(glob: str) -> pathspec.PathSpec | None:
     """GLOB compiled (None: invalid: it matches nothing, as in Claude Code); kept, as the same
     rules are matched against every file the editor opens."""
     try:
-        return pathspec.PathSpec.from_lines("gitwildmatch", [glob])
+        return pathspec.PathSpec.from_lines(GitIgnoreSpecPattern, [glob])
     except Exception:
         return None
 
