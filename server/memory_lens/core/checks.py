@@ -27,7 +27,7 @@ from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens,
 from memory_lens.core.read_policy import LINK_OUTSIDE, outside_reads
 from memory_lens.core.secrets import Secret, find_secrets
 from memory_lens.core.settings import Settings
-from memory_lens.core.similar import DRIFT, drift_message, near_index, near_matches, sibling_agent_files
+from memory_lens.core.similar import DRIFT, NearIndex, drift_message, near_index, near_matches, sibling_agent_files
 from memory_lens.core.stale import STALE, stale_findings
 
 
@@ -120,7 +120,7 @@ class FileEntries:
         return tuple(parse(self.text).entries)
 
     @cached_property
-    def near_index(self) -> dict[str, list[str]]:
+    def near_index(self) -> NearIndex:
         """Its entries by how they start and end, for the near-duplicate search
         (`similar.near_index`): made once, though a general file is compared with every file below it."""
         return near_index(self.first_line)
@@ -259,23 +259,18 @@ def check_entries(own: FileEntries, general: Sequence[FileEntries], grouped: boo
 def near_redundant(own: FileEntries, general: Sequence[FileEntries], exact: Mapping[str, object]) -> list[Finding]:
     """Entries of OWN nearly the same as an entry of a more general file (rapidfuzz, with the
     score: `similar.near_matches`), the most general file first; none for those in EXACT (already
-    redundant as they are). Only entries that start or end as one of the other file's do (the two
-    files' `near_index` intersected) are compared."""
+    redundant as they are). Only entries that start or end as one of the other file's do are
+    compared."""
     if not general:
         return []
-    index = own.near_index
-    found: dict[str, Finding] = {}
-    for other in general:
-        shared = index.keys() & other.near_index.keys()
-        mine = list({k for anchor in shared for k in index[anchor] if k not in exact and k not in found})
-        for i, theirs, score in near_matches(mine, other.near_index):
-            key = mine[i]
-            start, line = own.first_line[key], other.first_line[theirs]
-            found[key] = Finding(own.path, start + 1, 1, REDUNDANT,
-                                 f"redundant entry: nearly the same (similarity {score}%) as {other.path}:{line + 1}, "
-                                 "which loads before this file", own.end_of(start) + 1,
-                                 (Location(other.path, line + 1),))
-    return list(found.values())
+    found = []
+    for key, (i, theirs, score) in near_matches(own.near_index, [o.near_index for o in general], exact).items():
+        other = general[i]
+        start, line = own.first_line[key], other.first_line[theirs]
+        found.append(Finding(own.path, start + 1, 1, REDUNDANT,
+                             f"redundant entry: nearly the same (similarity {score}%) as {other.path}:{line + 1}, "
+                             "which loads before this file", own.end_of(start) + 1, (Location(other.path, line + 1),)))
+    return found
 
 
 def hygiene_findings(path: Path, text: str, settings: Settings) -> list[Finding]:

@@ -14,8 +14,9 @@ found: comparing every pair cost the large benchmark tree's check twice its time
 from __future__ import annotations
 
 import os
+from collections import defaultdict
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Container, Dict, Iterable, List, Sequence, Tuple
 
 from rapidfuzz.fuzz import ratio
 from rapidfuzz.process import extractOne as extract_one
@@ -35,32 +36,43 @@ DRIFT_SHARE = 0.5  # drift when the shared lines are at least half of all distin
 DRIFT_MIN_LINES = 3  # ... and at least this many
 
 
-def near_index(keys: Iterable[str]) -> dict[str, list[str]]:
+NearIndex = Tuple[Dict[str, List[str]], Dict[str, List[str]]]
+
+
+def near_index(keys: Iterable[str]) -> NearIndex:
     """KEYS of at least `MIN_CHARS` characters by their first and by their last `ANCHOR`
     characters: what `near_matches` compares with (made once per file: `FileEntries.near_index`)."""
-    index: dict[str, list[str]] = {}
+    starts: dict[str, list[str]] = defaultdict(list)
+    ends: dict[str, list[str]] = defaultdict(list)
     for k in keys:
         if len(k) >= MIN_CHARS:
-            index.setdefault("<" + k[:ANCHOR], []).append(k)
-            index.setdefault(">" + k[-ANCHOR:], []).append(k)
-    return index
+            starts[k[:ANCHOR]].append(k)
+            ends[k[-ANCHOR:]].append(k)
+    return starts, ends
 
 
-def near_matches(own: Sequence[str], other: Mapping[str, list[str]]) -> list[tuple[int, str, int]]:
-    """(index in OWN, the entry of OTHER, score) of each entry of OWN (normalised forms) nearly
-    the same as one of OTHER (`near_index`) but not equal to it: its best match at or above
-    `CUTOFF`. Only entries that start or end alike (`ANCHOR` characters) are compared."""
-    if not other:
-        return []
-    found = []
-    for i, key in enumerate(own):
-        if len(key) < MIN_CHARS:
+def near_matches(own: NearIndex, others: Sequence[NearIndex], skip: Container[str]) -> dict[str, tuple[int, str, int]]:
+    """Each entry of OWN (a `near_index`), but those in SKIP, nearly the same as an entry of one of
+    OTHERS but not equal to it: (the index in OTHERS of the first such, its best match there at or
+    above `CUTOFF`, the score). Only entries that start or end alike (`ANCHOR` characters) are
+    compared: an entry goes to rapidfuzz once with those of every other file, and again file by
+    file only when one of them is near (one in ~200 on the large benchmark tree)."""
+    choices: dict[str, list[str]] = {}
+    for other in others:
+        for mine, theirs in zip(own, other):
+            for anchor in mine.keys() & theirs.keys():
+                for key in mine[anchor]:
+                    choices.setdefault(key, []).extend(theirs[anchor])
+    found = {}
+    for key, near in choices.items():
+        if key in skip or extract_one(key, near, scorer=ratio, score_cutoff=CUTOFF) is None:
             continue
-        candidates = other.get("<" + key[:ANCHOR], []) + other.get(">" + key[-ANCHOR:], [])
-        if candidates:
-            best = extract_one(key, candidates, scorer=ratio, score_cutoff=CUTOFF)
+        for i, (starts, ends) in enumerate(others):
+            best = extract_one(key, starts.get(key[:ANCHOR], []) + ends.get(key[-ANCHOR:], []),
+                               scorer=ratio, score_cutoff=CUTOFF)
             if best is not None and best[0] != key:
-                found.append((i, best[0], int(round(best[1]))))
+                found[key] = (i, best[0], int(round(best[1])))
+                break
     return found
 
 
