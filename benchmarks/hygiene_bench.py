@@ -10,7 +10,10 @@ in one run on one tree.
   the median without (target <= 1.3);
 - recheck: the language server's re-check of one memory file after an edit on disk
   (`diagnostics.compute` of that file alone, warm store), for each of the tree's change files,
-  with the checks on (target <= 20 ms).
+  with the checks on (target <= 20 ms);
+- with `--edits N`: the tree's largest memory file edited N times, re-checked as the editor's
+  buffer (didChange) and from disk, with and without the cache that keeps an edit's re-check to
+  the edit (docs/performance.md), alternated edit by edit: median and p95.
 
 `benchmarks/run.py` runs the same as its `hygiene` step. See docs/performance.md.
 """
@@ -28,7 +31,7 @@ from typing import Iterator
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from timing import median, ms, spread, timed  # noqa: E402
+from timing import median, ms, percentile, spread, timed  # noqa: E402
 
 from memory_lens.core import checks  # noqa: E402
 from memory_lens.core.agents import budget  # noqa: E402
@@ -97,6 +100,36 @@ def bench_hygiene(root: Path, manifest: dict, settings: Settings, runs: int) -> 
     }
 
 
+def bench_edit(root: Path, manifest: dict, settings: Settings, edits: int) -> dict:
+    """The largest memory file of the tree, edited EDITS times: its re-check as the editor's buffer
+    (`diagnostics_for` with the text, as didChange runs it) and from disk (`compute`, as the
+    benchmark above), with the cache and without it, alternated edit by edit."""
+    store = MemoryStore(settings)
+    paths = sorted(root / p for p in manifest["expected"])
+    path = max(paths, key=lambda p: p.stat().st_size)
+    diagnostics.compute(store, paths, {}, "utf-16")  # warm, as a running server is
+    old = path.read_bytes()
+    times: dict[str, list[float]] = {k: [] for k in ("buffer_old", "buffer_new", "disk_old", "disk_new")}
+    try:
+        for i in range(edits):
+            text = old.decode() + f"- Benchmark edit {i}: run `npm run nothing{i}`\n"
+            for new in (True, False) if i % 2 else (False, True):
+                tag = "new" if new else "old"
+                with collector_off():
+                    times[f"buffer_{tag}"].append(timed(lambda: diagnostics.diagnostics_for(
+                        store, path, text, "utf-16", generation=1 if new else None))[0])
+                    path.write_bytes(text.encode())
+                    store.invalidate([path])
+                    times[f"disk_{tag}"].append(timed(lambda: diagnostics.compute(store, [path], {}, "utf-16"))[0])
+    finally:
+        path.write_bytes(old)
+        store.invalidate([path])
+    out: dict = {"file": str(path.relative_to(root)), "bytes": len(old), "edits": edits}
+    for key, values in times.items():
+        out[f"{key}_ms"] = {"median": ms(median(values)), "p95": ms(percentile(values, 95))}
+    return out
+
+
 def main() -> None:
     from generate import ensure_tree
 
@@ -104,11 +137,16 @@ def main() -> None:
     ap.add_argument("--size", choices=["small", "medium", "large", "xlarge"], default="large")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--edits", type=int, default=0, help="only the re-check of the largest file, edited N times, "
+                    "with the not-loaded cache of an edit's re-check and without it, alternated")
     args = ap.parse_args()
     root, manifest = ensure_tree(args.size)
     with tempfile.TemporaryDirectory(prefix="memory-lens-bench-") as tmp:
         settings = Settings(filenames=("GEMINI.md",), global_dir=Path(tmp))
-        result = {"size": args.size, **bench_hygiene(root, manifest, settings, args.runs)}
+        if args.edits:
+            result = {"size": args.size, **bench_edit(root, manifest, settings, args.edits)}
+        else:
+            result = {"size": args.size, **bench_hygiene(root, manifest, settings, args.runs)}
     text = json.dumps(result, indent=2)
     if args.out:
         args.out.write_text(text + "\n")

@@ -285,3 +285,20 @@ def test_a_pass_checks_each_file_as_it_is_now(store: MemoryStore, tree: Path) ->
         findings = store.check(general)
     assert [f.code for f in findings] == ["duplicate"]
     assert store.checked_identity(general) == (True, file_identity(general))
+
+
+def test_an_open_files_not_loaded_is_worked_out_again_for_each_watcher_generation(tmp_path: Path) -> None:
+    """`not-loaded` depends on the disk alone: an edit (the same generation) reuses it, a change
+    the watcher reports (the next generation) works it out again."""
+    from memory_lens.lsp.diagnostics import not_loaded_since
+
+    (tmp_path / ".git").mkdir()
+    agents_md = tmp_path / "AGENTS.md"
+    agents_md.write_text("- one\n")
+    store = MemoryStore(Settings(global_dir=tmp_path / "home", agents=("codex",)))
+    assert not_loaded_since(store, agents_md, 1) == []
+    (tmp_path / "AGENTS.override.md").write_text("- the override\n")  # Codex now reads this instead
+    assert not_loaded_since(store, agents_md, 1) == []
+    [found] = not_loaded_since(store, agents_md, 2)
+    assert found.code == "not-loaded" and "AGENTS.override.md" in found.message
+    assert not_loaded_since(store, agents_md, None) == [found]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import os
+import weakref
 from pathlib import Path
 from typing import Any, Collection, Iterable, Mapping
 
@@ -118,17 +119,19 @@ def to_diagnostic(f: Finding, lines: list[str], encoding: Any, entry: str | None
 
 def diagnostics_for(
     store: MemoryStore, path: Path, text: str | None, encoding: Any, agent_names: Collection[str] | None = None,
-    spans: dict | None = None
+    spans: dict | None = None, generation: int | None = None
 ) -> list[types.Diagnostic]:
     """Diagnostics of memory file PATH; TEXT is its open buffer (None: read from disk).
-    AGENT_NAMES: `agent_file_names()`, when the caller has it already. SPANS: see `_lines_span`."""
+    AGENT_NAMES: `agent_file_names()`, when the caller has it already. SPANS: see `_lines_span`.
+    GENERATION: the watcher's (`watch.Watcher.generation`), for an edit of an open buffer: its
+    `not-loaded` is what it was for the same generation (`not_loaded_since`)."""
     # Then what each enabled agent cuts or does not load (read from disk: core/agents/budget.py).
     # A file of a name only the enabled agents read (not Gemini's) gets those findings alone.
     # A file only another agent reads (CLAUDE.md, say) gets its `stale` and `drift` findings too.
     own = store.check(path, text) if store.is_memory(path) else _agent_file_own(store, path, text)
     findings = own + file_agent_findings(path, store.settings, names=agent_names)
     if text is not None:  # open in the editor: one not-loaded when no enabled agent loads it at all
-        whole = not_loaded(store, path)
+        whole = not_loaded_since(store, path, generation)
         if whole:
             findings = [f for f in findings if f.code != NOT_LOADED] + whole
     if not findings:
@@ -255,6 +258,27 @@ def not_loaded(store: MemoryStore, path: Path) -> list[Finding]:
     reasons = "; ".join(s.reason for s in row.statuses.values())
     return [Finding(path, 1, 1, NOT_LOADED, f"no enabled agent loads this file ({names}; setting "
                     f"memoryLens.agents): {reasons}", 1)]
+
+
+# store -> (watcher generation, {path: its not-loaded then}): one generation at a time.
+_not_loaded_memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def not_loaded_since(store: MemoryStore, path: Path, generation: int | None) -> list[Finding]:
+    """`not_loaded(store, path)`, worked out once per GENERATION of the watcher (None: now). It
+    depends on the disk alone (which files each agent reads), not on the buffer, and took ~60% of
+    the re-check of an edit of the large tree's largest file (docs/performance.md): an edit
+    changes no file, and a change on disk the watcher reports moves the generation on."""
+    if generation is None:
+        return not_loaded(store, path)
+    gen, memo = _not_loaded_memo.get(store, (None, None))
+    if gen != generation or memo is None:
+        memo = {}
+        _not_loaded_memo[store] = (generation, memo)
+    found = memo.get(path)
+    if found is None:
+        found = memo[path] = not_loaded(store, path)
+    return found
 
 
 def not_loaded_diagnostics(store: MemoryStore, path: Path, text: str | None, encoding: Any) -> list[types.Diagnostic]:

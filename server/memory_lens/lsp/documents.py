@@ -11,6 +11,7 @@ workspace withdraws its diagnostics; inside, they fall back to the file on disk.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -48,7 +49,7 @@ async def check_open_document(ls: MemoryLensServer, uri: str, force: bool = Fals
             if path is None or doc is None:
                 return
             if ls.is_memory_path(path) or ls.is_agent_path(path):
-                check = diagnostics.diagnostics_for
+                check = functools.partial(diagnostics.diagnostics_for, generation=ls.watcher.generation)
             elif diagnostics.is_instruction_file(path, ls.settings):  # another agent's: not-loaded only
                 check = diagnostics.not_loaded_diagnostics
             elif is_note_document(path, ls.settings):
