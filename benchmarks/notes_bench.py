@@ -32,6 +32,7 @@ and free-form names. Nothing is written outside the temporary directory. See doc
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -321,8 +322,8 @@ class Bench:
             for path in picked:
                 scope = Scope.PROJECT if path.parent == self.dirs["project"] else Scope.GLOBAL
                 note = decode_note(path.read_text(encoding="utf-8"), scope)
-                replace_file(path, note.with_changes(content=f"{note.content} Pulled change {run}.",
-                                                     updated_at="2026-01-01T00:00:00Z").encode())
+                replace_file(path, dataclasses.replace(note, content=f"{note.content} Pulled change {run}.",
+                                                         updated_at="2026-01-01T00:00:00Z").encode())
             seconds, cpu, count = timed_cpu(store.index.sync)
             sync_times.append(seconds)
             sync_cpu.append(cpu)
