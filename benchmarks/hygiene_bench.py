@@ -7,7 +7,8 @@ in one run on one tree.
 - full: `memory-lens check` of the whole tree (`check_targets`, in-process), with the hygiene
   checks and without them (the four functions `check_content` calls replaced by ones that find
   nothing, and no rules files looked for), alternated run by run; `ratio` is the median with over
-  the median without (target <= 1.3);
+  the median without (target <= 1.3), `cpu_ratio` the same of this process's CPU time (what other
+  processes on a loaded machine move least);
 - recheck: the language server's re-check of one memory file after an edit on disk
   (`diagnostics.compute` of that file alone, warm store), for each of the tree's change files,
   with the checks on (target <= 20 ms);
@@ -22,8 +23,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -67,16 +70,23 @@ def hygiene_off() -> Iterator[None]:
 def bench_hygiene(root: Path, manifest: dict, settings: Settings, runs: int) -> dict:
     on: list[float] = []
     off: list[float] = []
+    cpu: dict[str, list[float]] = {"on": [], "off": []}  # this process's CPU time: less moved by other processes
     counts: dict[str, int] = {}
+    load = [round(os.getloadavg()[0], 2)] if hasattr(os, "getloadavg") else []
     for _ in range(runs):
+        started = time.process_time()
         with collector_off():
             seconds, report = timed(lambda: check_targets([root], settings, ("gemini",)))
         on.append(seconds)
+        cpu["on"].append(time.process_time() - started)
         counts = {}
         for f in report.findings:
             counts[f.code] = counts.get(f.code, 0) + 1
+        started = time.process_time()
         with hygiene_off(), collector_off():
             off.append(timed(lambda: check_targets([root], settings, ("gemini",)))[0])
+        cpu["off"].append(time.process_time() - started)
+    load += [round(os.getloadavg()[0], 2)] if load else []
     store = MemoryStore(settings)
     paths = sorted(root / p for p in manifest["expected"])
     diagnostics.compute(store, paths, {}, "utf-16")  # warm, as a running server is
@@ -93,9 +103,11 @@ def bench_hygiene(root: Path, manifest: dict, settings: Settings, runs: int) -> 
             store.invalidate([path])
     return {
         "full_on_ms": ms(median(on)), "full_off_ms": ms(median(off)), "ratio": round(median(on) / median(off), 3),
-        "recheck_ms": ms(median(recheck)), "recheck_max_ms": ms(max(recheck)), "files": len(paths),
+        "cpu_ratio": round(median(cpu["on"]) / median(cpu["off"]), 3),
+        "load_avg_1m": load, "recheck_ms": ms(median(recheck)), "recheck_max_ms": ms(max(recheck)), "files": len(paths),
         "findings_on": counts,
         "runs_ms": {"on": spread([t * 1000 for t in on]), "off": spread([t * 1000 for t in off]),
+                    "cpu_on": spread([t * 1000 for t in cpu["on"]]), "cpu_off": spread([t * 1000 for t in cpu["off"]]),
                     "recheck": spread([t * 1000 for t in recheck])},
     }
 
