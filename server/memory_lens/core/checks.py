@@ -27,7 +27,8 @@ from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens,
 from memory_lens.core.read_policy import LINK_OUTSIDE, outside_reads
 from memory_lens.core.secrets import Secret, find_secrets
 from memory_lens.core.settings import Settings
-from memory_lens.core.similar import DRIFT, NearIndex, drift_message, near_index, near_matches, sibling_agent_files
+from memory_lens.core.drift_fix import drift_message
+from memory_lens.core.similar import DRIFT, NearIndex, near_index, near_matches, sibling_agent_files
 from memory_lens.core.stale import STALE, stale_findings
 
 

@@ -80,28 +80,6 @@ def distinct_lines(text: str) -> set[str]:
     return {line.strip() for line in text.splitlines() if line.strip()}
 
 
-def drift_message(path: Path, text: str, other: Path, other_text: str) -> str | None:
-    """The drift between agent files PATH (with TEXT) and OTHER (with OTHER_TEXT), or None when
-    they are not mostly the same text."""
-    mine, theirs = distinct_lines(text), distinct_lines(other_text)
-    shared = len(mine & theirs)
-    union = len(mine | theirs)
-    if shared < DRIFT_MIN_LINES or shared < DRIFT_SHARE * union:
-        return None
-    (a, a_lines), (b, b_lines) = sorted([(shown_name(path), mine), (shown_name(other), theirs)])
-    only = [f"{n} line{'s' if n != 1 else ''} {'are' if n != 1 else 'is'} only in {name}"
-            for name, n in ((a, len(a_lines - b_lines)), (b, len(b_lines - a_lines))) if n]
-    fix = (f"; make {other.name} the source: put `@{other.name}` in {path.name} in place of the copy (quick fix)"
-           if path.name in IMPORTING and not is_copilot_file(other) else "")
-    if fix and {path.name, other.name} == {"GEMINI.md", "AGENTS.md"}:  # the fix may be Gemini's setting instead
-        from memory_lens.core.drift_fix import SETTING, plan_drift_fix
-        plan = plan_drift_fix(path, other)
-        if plan is not None and plan.kind == SETTING:
-            fix = f"; {plan.title[0].lower()}{plan.title[1:]} (quick fix)"
-    return (f"drift: {a} and {b} share {shared} of {union} lines"
-            + (f"; {' and '.join(only)}" if only else "; the same lines") + fix)
-
-
 def is_copilot_file(path: Path) -> bool:
     return path.name == COPILOT_FILE and path.parent.name == COPILOT_DIR
 

@@ -32,8 +32,8 @@ from lsprotocol import types
 
 from memory_lens.core.checks import DRIFT, DUPLICATE, REDUNDANT, SECRET
 from memory_lens.core.files import read_memory_file
-from memory_lens.core.drift_fix import IMPORT, apply_drift_fix, plan_drift_fix
-from memory_lens.core.similar import bridge_text, drift_message, sibling_agent_files
+from memory_lens.core.drift_fix import IMPORT, apply_drift_fix, drift_message, plan_drift_fix
+from memory_lens.core.similar import bridge_text, sibling_agent_files
 from memory_lens.core.writer import MemoryFileError
 from memory_lens.core.discovery import Scope, find_project_root
 from memory_lens.core.edit import EntryTextError, plan_add
