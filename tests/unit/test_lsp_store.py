@@ -302,3 +302,21 @@ def test_an_open_files_not_loaded_is_worked_out_again_for_each_watcher_generatio
     [found] = not_loaded_since(store, agents_md, 2)
     assert found.code == "not-loaded" and "AGENTS.override.md" in found.message
     assert not_loaded_since(store, agents_md, None) == [found]
+
+
+def test_an_open_files_not_loaded_follows_the_editors_chat_settings_within_a_generation(tmp_path: Path) -> None:
+    """The editor's chat settings and folders change without a disk change (no new generation)
+    and without a new store: the next edit's `not-loaded` follows them."""
+    from memory_lens.lsp.diagnostics import not_loaded_since
+    from memory_lens.lsp.store import Editor
+
+    (tmp_path / ".git").mkdir()
+    copilot = tmp_path / ".github" / "copilot-instructions.md"
+    copilot.parent.mkdir()
+    copilot.write_text("- one\n")
+    editor = Editor(lambda: [tmp_path], {})
+    store = MemoryStore(Settings(global_dir=tmp_path / "home", agents=("copilot-vscode",)), editor=editor)
+    assert not_loaded_since(store, copilot, 1) == []
+    editor.chat_settings = {"github.copilot.chat.codeGeneration.useInstructionFiles": False}
+    [found] = not_loaded_since(store, copilot, 1)
+    assert found.code == "not-loaded"

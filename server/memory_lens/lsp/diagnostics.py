@@ -260,21 +260,24 @@ def not_loaded(store: MemoryStore, path: Path) -> list[Finding]:
                     f"memoryLens.agents): {reasons}", 1)]
 
 
-# store -> (watcher generation, {path: its not-loaded then}): one generation at a time.
+# store -> ((watcher generation, the editor's chat settings and folders), {path: its not-loaded then}).
 _not_loaded_memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def not_loaded_since(store: MemoryStore, path: Path, generation: int | None) -> list[Finding]:
-    """`not_loaded(store, path)`, worked out once per GENERATION of the watcher (None: now). It
-    depends on the disk alone (which files each agent reads), not on the buffer, and took ~60% of
-    the re-check of an edit of the large tree's largest file (docs/performance.md): an edit
-    changes no file, and a change on disk the watcher reports moves the generation on."""
+    """`not_loaded(store, path)`, worked out once per GENERATION of the watcher (None: now) and
+    state of the editor (`Editor`: its folders and chat settings, which change without a new
+    store). It depends on those alone, not on the buffer, and took ~60% of the re-check of an
+    edit of the large tree's largest file (docs/performance.md): an edit changes no file, and a
+    change on disk the watcher reports moves the generation on."""
     if generation is None:
         return not_loaded(store, path)
-    gen, memo = _not_loaded_memo.get(store, (None, None))
-    if gen != generation or memo is None:
+    chat = store.editor.chat_settings
+    state = (generation, dict(chat) if chat is not None else None, tuple(store.editor.folders()))
+    was, memo = _not_loaded_memo.get(store, (None, None))
+    if was != state or memo is None:
         memo = {}
-        _not_loaded_memo[store] = (generation, memo)
+        _not_loaded_memo[store] = (state, memo)
     found = memo.get(path)
     if found is None:
         found = memo[path] = not_loaded(store, path)
