@@ -68,7 +68,8 @@ def main() -> int:
             env["XDG_CACHE_HOME"] = env["HOME"]
             out = subprocess.run([sys.executable, __file__, "--one"], env=env, capture_output=True, text=True,
                                  timeout=600).stdout.strip()
-            print(f"run {n + 1} {side} (load {os.getloadavg()[0]:.1f}): {out}", flush=True)
+            load = f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "unknown"  # none on Windows
+            print(f"run {n + 1} {side} (load {load}): {out}", flush=True)
     return 0
 
 
