@@ -4,6 +4,7 @@ Wave's from seed 003, and the dispatch."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -271,6 +272,23 @@ def test_claude_view_kept_between_requests_sees_new_files_and_folders(tmp_path: 
     (root / ".claude" / "rules" / "a.md").unlink()
     write(home / ".claude" / "settings.json", '{"claudeMdExcludes": ["**/CLAUDE.local.md"]}')
     assert [s.path.name for s in claude.load_view(root, file=x).sources] == ["CLAUDE.md", "b.md"]
+
+
+def test_claude_view_kept_between_requests_follows_git_imports_outside_and_approval(tmp_path: Path, home: Path) -> None:
+    """What a kept view depends on beyond its files: the `.git` that makes the project root, an
+    import outside the start directory that appears (warned about until approved), the approval."""
+    root = repo(tmp_path)
+    start = write(root / "app" / "CLAUDE.md", "app @../shared.md").parent
+    assert claude_view(start).project_root == root and not claude_view(start).warnings
+    (root / ".git").rmdir()
+    assert claude_view(start).project_root is None
+    write(root / ".git", "gitdir: elsewhere")
+    assert claude_view(start).project_root == root
+    write(root / "shared.md", "shared")
+    assert "outside the start directory" in claude_view(start).warnings[0]
+    write(home / ".claude.json", json.dumps({"projects": {str(start): {"hasClaudeMdExternalIncludesApproved": True}}}))
+    view = claude_view(start)
+    assert view.text.endswith("shared") and not view.warnings
 
 
 def test_claude_imports_not_in_code_relative_to_the_file_and_home(tmp_path: Path, home: Path) -> None:

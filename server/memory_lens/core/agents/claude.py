@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from memory_lens.core.agents.common import AgentSource, AgentView, decode_lossy, git_root, is_confined, read_raw, withheld_reason
+from memory_lens.core.agents.common import AgentSource, AgentView, Kept, decode_lossy, git_root, look, read_raw, withheld_reason
 from memory_lens.core.agents.claude_rules import front_matter, rule_matches
 from memory_lens.core.file_identity import Identity, file_identity
 from memory_lens.core.imports import ImportBudget, limit_message
@@ -109,14 +109,10 @@ class Config:
     mode: str = DEFAULT_MODE
     excludes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    looked: list[tuple[str, Identity | None]] = field(default_factory=list)  # the files read, as they were
 
 
 def read_config(start: Path, environ: Mapping[str, str] | None) -> Config:
     config = Config(Path.home(), claude_dir(environ))
-    files = (global_config_file(environ), config.user_dir / "settings.json", start / ".claude" / "settings.json",
-             start / ".claude" / "settings.local.json")
-    config.looked = [(str(p), file_identity(p)) for p in files]
     glob = _read_json(global_config_file(environ), config.problems)
     project = (glob.get("projects") or {}).get(str(start)) if isinstance(glob.get("projects"), dict) else None
     config.approved = isinstance(project, dict) and project.get("hasClaudeMdExternalIncludesApproved") is True
@@ -274,8 +270,6 @@ class Loader:
         self.budget = ImportBudget()  # Memory Lens's bound on every mention and what they pull in
         self.held: dict[Path, list[Loaded]] = {}  # rules folder: its rules with paths:, read at start
         self._links: dict[str, bool] = {}
-        # Every file and folder looked at, as it was before it was read: what the view depends on.
-        self.looked: list[tuple[str, Identity | None]] = list(config.looked)
 
     def real(self, path: Path) -> str:
         """PATH's real path; the path itself (no system call past the first) when no directory on
@@ -298,12 +292,13 @@ class Loader:
             return []
         real = self.real(path)
         if depth > 0 and not external_ok and not inside(real, self.real_start):
+            look(path)
             if os.path.isfile(path):
                 self.warnings.append(f"{parent}: @{path} is outside the start directory {self.start}: not loaded, "
                                      "needs approval in Claude Code (hasClaudeMdExternalIncludesApproved)")
             return []
+        look(key)
         ident, cached = file_identity(path), _PARSED.get(key)
-        self.looked.append((key, ident))
         got = None
         if (kind == "memory" or ident is None or cached is None or cached[0] != ident
                 or withheld_reason(path) is not None):
@@ -347,6 +342,7 @@ class Loader:
                 break
             resolved = resolve_import(target, path, self.config.home)
             if depth + 1 >= MAX_IMPORT_DEPTH:
+                look(resolved)
                 if os.path.isfile(resolved):
                     self.warnings.append(f"{path}: @{target} is not imported: Claude Code follows imports "
                                          f"{MAX_IMPORT_DEPTH - 1} hops deep at most")
@@ -363,7 +359,7 @@ class Loader:
         if real in visited:
             return []
         visited.add(real)
-        self.looked.append((str(folder), file_identity(folder)))
+        look(folder)
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
@@ -430,7 +426,8 @@ def with_agents_md(loader: Loader, files: list[Loaded]) -> tuple[list[Loaded], l
     dirs = [d for d in (start, *start.parents) if d != d.parent]
     loaded = {loader.real(f.source.path) for f in files}
     probed = [d / n for d in reversed(dirs) for n in AGENTS_NAMES]
-    loader.looked += [(str(p), file_identity(p)) for p in probed]
+    for p in probed:
+        look(p)
     candidates = [p for p in probed if os.path.isfile(p) and loader.real(p) not in loaded]
     if mode == "claude-md" or not candidates:
         return files, []
@@ -541,38 +538,34 @@ class _Started:
     left_out: tuple[Path, ...]
 
 
-# What loads at start, by start directory, kept while every file and folder it looked at is as it
-# was (one `stat` each): the language server asks for it on every request, and a project's 200
-# rules files cost ~40 ms to walk again (docs/performance.md, target: memory/effective with
-# agent claude p99 <= 2 ms).
+# What loads at start by start directory, and whole views by start directory and file read, kept
+# (`Kept`) while every file and folder they looked at is as it was: the editor asks for the open
+# file's view again and again, and walking a project's 200 rules files again cost ~40 ms, the
+# on-read part (the directories between the start directory and the file, each rule's `paths:`
+# matched) ~10x the check (docs/performance.md, target: memory/effective with agent claude for
+# the open file p99 <= 2 ms over stdio).
 STARTED_CACHE_SIZE = 64
-_STARTED: dict[tuple[str, ...], _Started] = {}
-
-
-def _unchanged(looked: list[tuple[str, Identity | None]] | tuple[tuple[str, Identity | None], ...]) -> bool:
-    return all(file_identity(p) == ident for p, ident in looked)
+VIEWS_CACHE_SIZE = 32
+_STARTED = Kept(STARTED_CACHE_SIZE)
+_VIEWS = Kept(VIEWS_CACHE_SIZE)
 
 
 def _started(start: Path, environ: Mapping[str, str] | None, managed: Path) -> tuple[Loader, list[Loaded], list[Path]]:
     """A loader in START after what loads at start, those files, and the AGENTS.md files left out."""
+    def work() -> _Started:
+        loader = Loader(start, read_config(start, environ))
+        files, left_out = with_agents_md(loader, startup(loader, managed))
+        return _Started(loader, tuple(files), tuple(left_out))
+
     key = (str(start), str(managed), str(claude_dir(environ)), str(global_config_file(environ)))
-    kept = None if is_confined() else _STARTED.get(key)
-    if kept is not None and _unchanged(kept.loader.looked):
-        return _fork(kept.loader), list(kept.files), list(kept.left_out)
-    loader = Loader(start, read_config(start, environ))
-    files, left_out = with_agents_md(loader, startup(loader, managed))
-    if not is_confined():
-        if len(_STARTED) >= STARTED_CACHE_SIZE:
-            _STARTED.clear()
-        _STARTED[key] = _Started(_fork(loader), tuple(files), tuple(left_out))
-    return loader, files, left_out
+    kept = _STARTED.get(key, work)
+    return _fork(kept.loader), list(kept.files), list(kept.left_out)
 
 
 def _fork(loader: Loader) -> Loader:
     """A copy of LOADER whose state (what it has seen, held, warned of, spent) is its own."""
     out = copy(loader)
-    out.seen, out.warnings, out.trace, out.looked = set(loader.seen), list(loader.warnings), list(loader.trace), \
-        list(loader.looked)
+    out.seen, out.warnings, out.trace = set(loader.seen), list(loader.warnings), list(loader.trace)
     out.held, out.budget = {k: list(v) for k, v in loader.held.items()}, copy(loader.budget)
     return out
 
@@ -582,31 +575,10 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, manage
     """What Claude Code loads when started in TARGET_DIR (an existing, resolved directory), plus
     what it loads on reading FILE."""
     key = (str(target_dir), str(managed), str(claude_dir(environ)), str(global_config_file(environ)), str(file or ""))
-    kept = None if is_confined() else _VIEWS.pop(key, None)
-    if kept is not None and _unchanged(kept[0]):
-        _VIEWS[key] = kept  # the most recently used last
-        return kept[1]
-    view, looked = _load_view(target_dir, environ, managed, file)
-    if not is_confined():
-        if len(_VIEWS) >= VIEWS_CACHE_SIZE:
-            del _VIEWS[next(iter(_VIEWS))]  # the least recently used
-        _VIEWS[key] = (looked, view)
-    return view
+    return _VIEWS.get(key, lambda: _load_view(target_dir, environ, managed, file))
 
 
-# Whole views by start directory and file read, kept while every file and folder the view looked
-# at (at start and on reading the file) is as it was, one `stat` each, as `_STARTED`: the editor
-# asks for the open file's view again and again, and the on-read part (the directories between
-# the start directory and the file, each rule's `paths:` matched, ~100 rules not loaded with why)
-# costs ~10x that check (docs/performance.md, target: memory/effective with agent claude for the
-# open file p99 <= 2 ms over stdio). The most recently used VIEWS_CACHE_SIZE are kept.
-VIEWS_CACHE_SIZE = 32
-_VIEWS: dict[tuple[str, ...], tuple[tuple[tuple[str, Identity | None], ...], AgentView]] = {}
-
-
-def _load_view(target_dir: Path, environ: Mapping[str, str] | None, managed: Path,
-               file: Path | None) -> tuple[AgentView, tuple[tuple[str, Identity | None], ...]]:
-    """`load_view`, and every file and folder it looked at with its identity before it was read."""
+def _load_view(target_dir: Path, environ: Mapping[str, str] | None, managed: Path, file: Path | None) -> AgentView:
     loader, files, left_out = _started(target_dir, environ, managed)
     if file is not None:
         files += on_read(loader, file)
@@ -621,11 +593,5 @@ def _load_view(target_dir: Path, environ: Mapping[str, str] | None, managed: Pat
                                    f"{LARGE_FILE_CHARS}-character large-file warning threshold")
     text = "\n\n".join(block(f) for f in files if f.text)
     loader.trace += [f"{s.when} {s.tier} {s.path}" for s in sources]
-    looked, root = list(loader.looked), None
-    for directory in (target_dir, *target_dir.parents):  # git_root, each `.git` looked at too
-        looked.append((str(directory / ".git"), file_identity(directory / ".git")))
-        if os.path.lexists(directory / ".git"):
-            root = directory
-            break
-    return AgentView(AGENT, target_dir, root, tuple(sources), text, tuple(loader.warnings),
-                     tuple(loader.trace)), tuple(looked)
+    return AgentView(AGENT, target_dir, git_root(target_dir), tuple(sources), text, tuple(loader.warnings),
+                     tuple(loader.trace))
