@@ -265,7 +265,7 @@ def near_redundant(own: FileEntries, general: Sequence[FileEntries], exact: Mapp
     if not general:
         return []
     found = []
-    for key, (i, theirs, score) in near_matches(own.near_index, [o.near_index for o in general], exact).items():
+    for key, (i, theirs, score) in near_matches(own.first_line, [o.near_index for o in general], exact).items():
         other = general[i]
         start, line = own.first_line[key], other.first_line[theirs]
         found.append(Finding(own.path, start + 1, 1, REDUNDANT,

@@ -51,25 +51,24 @@ def near_index(keys: Iterable[str]) -> NearIndex:
     return starts, ends
 
 
-def near_matches(own: NearIndex, others: Sequence[NearIndex], skip: Container[str]) -> dict[str, tuple[int, str, int]]:
-    """Each entry of OWN (a `near_index`), but those in SKIP, nearly the same as an entry of one of
-    OTHERS but not equal to it: (the index in OTHERS of the first such, its best match there at or
-    above `CUTOFF`, the score). Only entries that start or end alike (`ANCHOR` characters) are
+def near_matches(own: Iterable[str], others: Sequence[NearIndex], skip: Container[str]) -> dict[str, tuple[int, str, int]]:
+    """Each entry of OWN (normalised entries), but those in SKIP, nearly the same as an entry of one
+    of OTHERS but not equal to it: (the index in OTHERS of the first such, its best match there at
+    or above `CUTOFF`, the score). Only entries that start or end alike (`ANCHOR` characters) are
     compared: an entry goes to rapidfuzz once with those of every other file, and again file by
-    file only when one of them is near (one in ~200 on the large benchmark tree)."""
-    choices: dict[str, list[str]] = {}
-    for other in others:
-        for mine, theirs in zip(own, other):
-            for anchor in mine.keys() & theirs.keys():
-                for key in mine[anchor]:
-                    choices.setdefault(key, []).extend(theirs[anchor])
+    file only when one of them is near (one in ~200 on the large benchmark tree). OWN needs no
+    index of its own: each entry looks its anchors up in the others' (most checked files are
+    never anyone's more general file)."""
     found = {}
-    for key, near in choices.items():
-        if key in skip or extract_one(key, near, scorer=ratio, score_cutoff=CUTOFF) is None:
+    for key in own:
+        if len(key) < MIN_CHARS or key in skip:
+            continue
+        start, end = key[:ANCHOR], key[-ANCHOR:]
+        near = [c for starts, ends in others for c in (*starts.get(start, ()), *ends.get(end, ()))]
+        if not near or extract_one(key, near, scorer=ratio, score_cutoff=CUTOFF) is None:
             continue
         for i, (starts, ends) in enumerate(others):
-            best = extract_one(key, starts.get(key[:ANCHOR], []) + ends.get(key[-ANCHOR:], []),
-                               scorer=ratio, score_cutoff=CUTOFF)
+            best = extract_one(key, starts.get(start, []) + ends.get(end, []), scorer=ratio, score_cutoff=CUTOFF)
             if best is not None and best[0] != key:
                 found[key] = (i, best[0], int(round(best[1])))
                 break

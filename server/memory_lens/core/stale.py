@@ -62,15 +62,17 @@ _PLACEHOLDER = re.compile(r"[<>{}\[\]*?$%|=\s]|\.\.\.|^[~/\\@]|^\w+:|^-|\\")
 
 def stale_findings(path: Path, text: str) -> list[tuple[int, int, str]]:
     """(1-based line, 1-based column, message) of each stale reference in memory file PATH with
-    TEXT. Cheap when TEXT holds no code span and no command: one search."""
-    if _look(text, 0) is None:  # no line of it could claim anything
+    TEXT. Cheap when TEXT holds no code span and no command: a few plain string searches."""
+    lines = _prose_lines(text)
+    first = next(lines, None)
+    if first is None:  # no line of it could claim anything
         return []
     here = Path(os.path.abspath(path)).parent
     root = find_project_root(here)
     if root is None:
         return []
     found: list[tuple[int, int, str]] = []
-    for number, line in _prose_lines(text):
+    for number, line in [first, *lines]:
         for col, claim in _claims(line):
             message = _judge(claim, here, root)
             if message:
@@ -80,16 +82,13 @@ def stale_findings(path: Path, text: str) -> list[tuple[int, int, str]]:
 
 def _prose_lines(text: str) -> Iterator[tuple[int, str]]:
     """The 1-based number and text of each line of TEXT outside fenced code that could claim
-    something (`_HINT`). Only lines with a hint or a `~` are looked at, found by one search each: a
-    line with neither opens, closes and claims nothing."""
+    something (`_HINT`). Only lines with a hint or a `~` are looked at (`_look_lines`): a line with
+    neither opens, closes and claims nothing."""
     fence = ""
-    number, counted, pos = 1, 0, 0
-    while (m := _look(text, pos)) is not None:
-        start = text.rfind("\n", 0, m.start()) + 1
-        end = text.find("\n", m.end())
-        end = len(text) if end < 0 else end
+    number, counted = 1, 0
+    for start, end in _look_lines(text):
         number += text.count("\n", counted, start)
-        counted, pos = start, end + 1
+        counted = start
         line = text[start:end]
         f = _FENCE.match(line.lstrip(" \t-*+>0123456789.") if not fence else line.lstrip())
         if fence:
@@ -103,12 +102,40 @@ def _prose_lines(text: str) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
-def _look(text: str, pos: int) -> re.Match[str] | None:
-    """`_LOOK.search(text, pos)`, a stretch of lines at a time (`markdown.stretches`)."""
-    for start, end in stretches(text, pos):
-        if (m := _LOOK.search(text, start, end)) is not None:
-            return m
-    return None
+# What every match of `_LOOK` holds, in the text or (the words) in its lower case: a line holding
+# none has no match. ("pnpm" holds "npm".)
+_LOOK_CHARS, _LOOK_WORDS = ("`", "/", "~"), ("npm", "yarn", "bun", "tox", "nox")
+
+
+def _look_lines(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line of TEXT in which `_LOOK` matches, in order, a stretch of lines at
+    a time (`markdown.stretches`). In ASCII text the lines holding one of `_LOOK_CHARS` or
+    `_LOOK_WORDS` (plain string searches, which skip the rest at C speed) are searched one by one;
+    elsewhere `_LOOK` searches the stretch (its letters are common ones: it stops often)."""
+    for s0, e0 in stretches(text):
+        chunk = text[s0:e0]
+        if not chunk.isascii():  # lower() could change lengths; case-insensitive matches beyond ASCII
+            pos = s0
+            while (m := _LOOK.search(text, pos, e0)) is not None:
+                start = text.rfind("\n", 0, m.start()) + 1
+                end = text.find("\n", m.end())
+                end = len(text) if end < 0 else end
+                yield start, end
+                pos = end + 1
+            continue
+        lower = chunk.lower()
+        lines = set()
+        for needles, hay in ((_LOOK_CHARS, chunk), (_LOOK_WORDS, lower)):
+            for needle in needles:
+                i = hay.find(needle)
+                while i >= 0:
+                    end = chunk.find("\n", i)
+                    end = len(chunk) if end < 0 else end
+                    lines.add((chunk.rfind("\n", 0, i) + 1, end))
+                    i = hay.find(needle, end)
+        for start, end in sorted(lines):
+            if _LOOK.search(text, s0 + start, s0 + end) is not None:
+                yield s0 + start, s0 + end
 
 
 def _claims(line: str) -> Iterator[tuple[int, tuple[str, str]]]:
