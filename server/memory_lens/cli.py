@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NoReturn, Sequence
 
 from memory_lens.cli_errors import EXIT_FAIL, EXIT_OK, EXIT_USAGE, PROG, Failure, UsageError
-from memory_lens.startup import collector_off, collector_paused
+from memory_lens.startup import collector_paused
 
 with collector_paused():  # the imports below allocate only long-lived objects (memory_lens/startup.py)
     from memory_lens import __version__
@@ -426,8 +426,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError(f"{PROG}: error: --agent: {err}") from None
     bar = terminal_progress(sys.stderr)  # drawn only on a terminal
     try:
-        with collector_off():  # tens of thousands of short-lived objects, no cycle (memory_lens/startup.py)
-            report = check_targets(args.paths, settings, agents, bar)
+        report = check_targets(args.paths, settings, agents, bar)
     except TargetError as err:
         raise Failure(str(err)) from None
     finally:
