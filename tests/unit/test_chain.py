@@ -103,7 +103,7 @@ def test_project_root_by_git_directory_or_file(root: Path) -> None:
 
 def test_project_root_with_a_custom_predicate(root: Path) -> None:
     target = root / "x" / "y"
-    assert find_project_root(target, lambda d: d == root / "x") == root / "x"
+    assert find_project_root(target, lambda d: d == str(root / "x")) == root / "x"
     assert find_project_root(target, lambda d: False) is None
 
 
@@ -162,11 +162,11 @@ def test_project_roots_found_with_known_answers_equal_roots_found_alone(root: Pa
     alone = [find_project_root(d) for d in dirs]
     assert alone[0] == alone[2] == root / "outer" / "inner" and alone[1] == alone[3] == root / "outer"
     for order in (dirs, dirs[::-1]):
-        asked: list[Path] = []
+        asked: list[str] = []
 
-        def is_root(d: Path) -> bool:
+        def is_root(d: str) -> bool:
             asked.append(d)
-            return (d / ".git").exists()
+            return (Path(d) / ".git").exists()
 
         known: dict = {}
         found = {d: find_project_root(d, is_root, known) for d in order}

@@ -320,3 +320,17 @@ def test_an_open_files_not_loaded_follows_the_editors_chat_settings_within_a_gen
     editor.chat_settings = {"github.copilot.chat.codeGeneration.useInstructionFiles": False}
     [found] = not_loaded_since(store, copilot, 1)
     assert found.code == "not-loaded"
+
+
+def test_gemini_answer_kept_while_the_store_gives_the_same_memory(store: MemoryStore, tree: Path) -> None:
+    """memory/effective's Gemini answer (`lsp.effective.gemini_result`) is made once for a memory
+    the store kept, JSON included, and made again when a file of its chain changes."""
+    from memory_lens.lsp.effective import gemini_result, sent
+
+    pkg = tree / "proj" / "pkg"
+    first = gemini_result(store.memory_for(pkg), pkg)
+    assert gemini_result(store.memory_for(pkg), pkg) is first and sent(first) is sent(first)
+    rewrite(pkg / "GEMINI.md", "- Changed\n")
+    changed = gemini_result(store.memory_for(pkg), pkg)
+    assert changed["text"].endswith("- Changed") and '- Changed"' in sent(changed)
+    assert not first["text"].endswith("- Changed")

@@ -109,35 +109,42 @@ def document_target(path: Path) -> Path | None:
         return None
 
 
-def has_git_marker(directory: Path) -> bool:
+def has_git_marker(directory: str | os.PathLike[str]) -> bool:
     """True when DIRECTORY holds `.git` (a directory, or a file as in worktrees and submodules)."""
     return os.path.exists(os.path.join(directory, GIT_MARKER))
 
 
-def has_marker(directory: Path, markers: tuple[str, ...] = (GIT_MARKER,)) -> bool:
+def has_marker(directory: str | os.PathLike[str], markers: tuple[str, ...] = (GIT_MARKER,)) -> bool:
     """True when DIRECTORY holds one of MARKERS (Gemini's `context.memoryBoundaryMarkers`; a
     marker that is absolute or has `..` in it is skipped, as Gemini skips it)."""
     return any(os.path.exists(os.path.join(directory, m)) for m in markers
                if not os.path.isabs(m) and ".." not in m)
 
 
-def find_project_root(target_dir: Path, is_root: Callable[[Path], bool] = has_git_marker,
-                      known: dict[Path, Path | None] | None = None) -> Path | None:
-    """The nearest ancestor-or-self of TARGET_DIR holding a `.git` marker, else None.
+def find_project_root(target_dir: Path, is_root: Callable[[str], bool] = has_git_marker,
+                      known: dict[str, Path | None] | None = None) -> Path | None:
+    """The nearest ancestor-or-self of TARGET_DIR holding a `.git` marker, else None. IS_ROOT
+    is asked about each directory as a string (the walk makes no `Path` per level: it runs
+    for every `memory/effective`).
 
-    KNOWN: answers already found with the same IS_ROOT (for one pass over many directories of a
-    tree, which share most of their ancestors): the walk up stops at the first directory it
-    holds, and the answer of every directory walked is added to it."""
-    walked: list[Path] = []
+    KNOWN: answers already found with the same IS_ROOT, by directory string (for one pass over
+    many directories of a tree, which share most of their ancestors): the walk up stops at the
+    first directory it holds, and the answer of every directory walked is added to it."""
+    walked: list[str] = []
     root: Path | None = None
-    for directory in itertools.chain((target_dir,), target_dir.parents):  # lazily: most stop early
+    directory = os.fspath(target_dir)
+    while True:
         if known is not None and directory in known:
             root = known[directory]
             break
         walked.append(directory)
         if is_root(directory):
-            root = directory
+            root = Path(directory)
             break
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
     if known is not None:
         known.update((directory, root) for directory in walked)
     return root

@@ -183,7 +183,7 @@ def load_memory(
     target_dir: Path,
     settings: Settings,
     reader: Reader = read_memory_file,
-    is_root: Callable[[Path], bool] | None = None,
+    is_root: Callable[[str], bool] | None = None,
     withheld: Withheld | None = None,
 ) -> Memory:
     """The effective memory for TARGET_DIR (an existing, resolved directory). Files over

@@ -70,7 +70,7 @@ def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False,
     memory = memory_at(ls, directory)
     result = gemini_result(memory, directory)
     if annotated:
-        result["annotated"] = memory.annotated()
+        result = {**result, "annotated": memory.annotated()}
     return with_dirty_flags(ls, [(s.path, s.text) for s in memory.sources], result)
 
 
@@ -124,7 +124,11 @@ def sent(result: dict[str, Any]) -> Serialized:
 
 
 def gemini_result(memory: Memory, directory: Path | None) -> dict[str, Any]:
-    """The memory/effective answer for MEMORY, every `dirty` flag False."""
+    """The memory/effective answer for MEMORY, every `dirty` flag False: the one made last for
+    its directory when MEMORY is the same object (the store's, unchanged on disk)."""
+    kept = _RESULTS.get((gemini.AGENT, str(directory)))
+    if kept is not None and kept[0].memory is memory:
+        return kept[1]
     return view_result(gemini.view_of(memory), directory)
 
 

@@ -245,12 +245,11 @@ class MemoryStore:
         return self._once(self._settings_for, directory)
 
     def _settings_for(self, directory: Path) -> Settings:
-        files = self.settings_files(directory)
         # Where there is no .gemini at all, only the user's files count: every such directory
         # (most of them) shares one layer instead of reading the user's files again.
-        own = self.trusted and os.path.lexists(files[-1].parent)  # files[-1]: <directory>/.gemini/settings.json
+        own = self.trusted and os.path.lexists(os.path.join(directory, GEMINI_DIR))
         # Identities taken before reading: a change during it shows.
-        idents = tuple(self._once(file_identity, p) for p in (files if own else files[:2]))
+        idents = tuple(self._once(file_identity, p) for p in settings_paths(directory if own else None))
         key, stamp = (directory, idents) if own else (None, idents)
         with self._lock:
             cached = _recall(self._layers, key)
