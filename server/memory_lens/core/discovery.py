@@ -64,7 +64,7 @@ def resolve_target(path: str | os.PathLike[str] | None = None, *, nearest_existi
     nearest existing directory above it instead. A PATH the system cannot take at all (a NUL
     byte, a name too long) is a TargetError either way."""
     try:
-        raw = Path.cwd() if path is None or str(path) == "" else Path(os.path.expanduser(os.fspath(path)))
+        raw = os.getcwd() if path is None or str(path) == "" else os.path.expanduser(os.fspath(path))
     except FileNotFoundError:
         raise TargetError("the current directory no longer exists; cd to an existing directory "
                           "or give a PATH") from None
@@ -73,12 +73,13 @@ def resolve_target(path: str | os.PathLike[str] | None = None, *, nearest_existi
         if stat.S_ISLNK(st.st_mode):
             st = os.stat(raw)
     except ValueError:  # a NUL byte
-        raise TargetError(f"{os.fspath(raw)!r}: not a valid path; give an existing file or directory") from None
+        raise TargetError(f"{os.fspath(Path(raw))!r}: not a valid path; give an existing file or directory") from None
     except OSError as err:
         if nearest_existing and err.errno != errno.ENAMETOOLONG:
             return nearest_existing_dir(Path(os.path.abspath(raw)).parent)
-        raise _target_error(raw, err) from None
-    directory = raw if stat.S_ISDIR(st.st_mode) else Path(os.path.abspath(raw)).parent
+        raise _target_error(Path(raw), err) from None
+    # Strings, one Path at the end: this runs for every `memory/effective`.
+    directory = raw if stat.S_ISDIR(st.st_mode) else os.path.dirname(os.path.abspath(raw))
     return Path(realpath(directory))
 
 

@@ -89,7 +89,7 @@ def view_result(view: AgentView, directory: Path | None) -> dict[str, Any]:
     data = Answer((_CAMEL.get(key, key), value) for key, value in view.to_json().items())
     if directory is None:
         data["targetDir"] = None
-    data["sources"] = [{"uri": path_to_uri(Path(s["path"])), **s, "dirty": False} for s in data["sources"]]
+    data["sources"] = [{"uri": path_to_uri(s["path"]), **s, "dirty": False} for s in data["sources"]]
     if len(_RESULTS) >= RESULTS_KEPT:
         _RESULTS.clear()
     _RESULTS[key] = (view, data)
