@@ -25,7 +25,8 @@ from typing import Callable, Mapping, Sequence
 
 from memory_lens.core.agents import (AGENTS, AgentSource, AgentView, agent_view, check_agent, claude, codex, copilot,
                                      copilot_vscode, gemini, wave)
-from memory_lens.core.discovery import find_project_root, resolve_target
+from memory_lens.core.agents.common import kind, look
+from memory_lens.core.discovery import find_project_root, has_git_marker, resolve_target
 from memory_lens.core.merge import Memory
 from memory_lens.core.settings import Settings
 
@@ -158,14 +159,36 @@ def _directory_of(path: Path, file: Path | None) -> str:
 
 def candidates(start: Path, target: Path, settings: Settings, environ: Mapping[str, str] | None) -> list[Path]:
     """The instruction files of the directories from the project root (or START) down to TARGET,
-    by every name an agent Memory Lens knows reads there: those no view lists still get a row."""
+    by every name an agent Memory Lens knows reads there: those no view lists still get a row.
+    Every path it looks at is `look`ed at (a kept matrix is worked out again when one changes)."""
     from memory_lens.core.agents.budget import scan_names
 
-    top = find_project_root(target) or start
+    look(codex.codex_home(environ) / "config.toml")  # Codex's names
+    top = find_project_root(target, is_root=_git_marker) or start
     names = (*scan_names(settings, environ), *(f".claude{os.sep}{n}" for n in ("CLAUDE.md", "AGENTS.md")))
     dirs = [target, *(d for d in target.parents if top in d.parents or d == top)] if top in (target, *target.parents) \
         else [target]
-    return [d / n for d in reversed(dirs) for n in names if os.path.isfile(d / n)]
+    return [d / n for d in reversed(dirs) for n in names if _is_file(d / n)]
+
+
+def _git_marker(directory: Path) -> bool:
+    look(directory / ".git", kind)
+    return has_git_marker(directory)
+
+
+def _is_file(path: Path) -> bool:
+    look(path)  # its identity, as the views look at the same files (one `stat` each, not two)
+    return os.path.isfile(path)
+
+
+def where(path: str | os.PathLike[str], start: Path | None = None,
+          nearest_existing: bool = False) -> tuple[Path, Path | None, Path, Path]:
+    """What `explain` works out for PATH before asking the agents: PATH made absolute, the file
+    read (None for a directory), the directory it means (`resolve_target`) and the one the agents
+    are started in (`start_dir`). TargetError when PATH does not exist (see `explain`)."""
+    target = resolve_target(path, nearest_existing=nearest_existing)
+    asked = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
+    return asked, None if os.path.isdir(asked) else asked, target, start_dir(target, start)
 
 
 def explain(path: str | os.PathLike[str], settings: Settings, agents: Sequence[str] | None = None,
@@ -182,10 +205,7 @@ def explain(path: str | os.PathLike[str], settings: Settings, agents: Sequence[s
     in the editor, for copilot-vscode (`agent_view`). ALSO: files that get a row whatever the agents
     read (at the end)."""
     names = tuple(dict.fromkeys(check_agent(a) for a in agents)) if agents else AGENTS
-    target = resolve_target(path, nearest_existing=nearest_existing)
-    asked = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
-    file = None if os.path.isdir(asked) else asked
-    begin = start_dir(target, start)
+    asked, file, target, begin = where(path, start, nearest_existing)
     views: dict[str, AgentView | str] = {}
     listed: dict[str, dict[Path, AgentSource]] = {}
     order: dict[Path, None] = {}
