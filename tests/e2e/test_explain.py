@@ -5,6 +5,7 @@ not — the same answer as `memory-lens explain PATH --format json` and the MCP 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +115,56 @@ async def test_explain_for_an_open_file_follows_every_agents_files_on_disk(lsp: 
     rule.unlink()
     removed = await matrix()
     assert str(instructions) not in removed and str(rule) not in removed
+
+
+async def test_the_kept_matrix_is_worked_out_again_after_any_change_it_depends_on(lsp: Session) -> None:
+    """The open file's whole matrix is kept (with its JSON) while nothing it looked at changed.
+    Asked again after each change on disk (no file event), it is the fresh one: a Claude Code
+    rule's `paths:` edited, a file only the rows' listing looks for (`.claude/AGENTS.md`)
+    created then removed, a project root made below, the VS Code chat settings sent, and
+    Gemini's settings.json, which only the store's Gemini memory reads."""
+    ws = lsp.ws
+    ws.write("work/proj/AGENTS.md", "- agents\n")
+    ws.write("work/proj/.claude/rules/py.md", '---\npaths: "**/*.py"\n---\npython\n')
+    ws.write("work/proj/pkg/a.py", "")
+    target = ws.proj / "pkg" / "a.py"
+    lsp.open(target, language="python")
+    rule, agents = str(ws.proj / ".claude" / "rules" / "py.md"), str(ws.proj / "AGENTS.md")
+
+    async def matrix(**params: Any) -> dict[str, dict[str, Any]]:
+        got = await lsp.request(EXPLAIN, {"textDocument": {"uri": lsp.uri(target)}, **params})
+        return {f["path"]: f["statuses"] for f in got["files"]}
+
+    async def fresh(but: str = "") -> dict[str, dict[str, Any]]:
+        """The matrix, the CLI's but for agent BUT."""
+        got = await matrix()
+        cli = await ws.cli_json("explain", str(target), cwd=ws.proj)
+        assert ({p: {a: s for a, s in statuses.items() if a != but} for p, statuses in got.items()}
+                == {f["path"]: {a: s for a, s in f["statuses"].items() if a != but} for f in cli["files"]})
+        return got
+
+    first = await fresh()
+    assert await matrix() == first and first[rule]["claude"] == {"status": "on-read", "matchedBy": "**/*.py"}
+    ws.write("work/proj/.claude/rules/py.md", '---\npaths: "src/**/*.ts"\n---\npython\n')
+    assert (await fresh())[rule]["claude"]["status"] == "not-loaded"
+    created = ws.write("work/proj/.claude/AGENTS.md", "- listed only as a row\n")
+    assert str(created) in await fresh()
+    created.unlink()
+    assert str(created) not in await fresh()
+    (ws.proj / "pkg" / ".git").mkdir()
+    # above the project root now; Copilot Chat takes the editor's workspace folder, not the root, as its own
+    assert (await fresh(but="copilot-vscode"))[agents]["codex"]["status"] == "not-loaded"
+    shutil.rmtree(ws.proj / "pkg" / ".git")
+    assert agents in await fresh()
+
+    default = await matrix()
+    off = await matrix(vscodeSettings={"chat.useAgentsMdFile": False})
+    assert default[agents]["copilot-vscode"] == {"status": "loaded"}
+    assert off[agents]["copilot-vscode"]["status"] == "not-loaded"
+    assert await matrix() == default
+
+    assert default[agents]["gemini"]["status"] == "not-loaded"
+    ws.write("home/.gemini/settings.json", json.dumps({"context": {"fileName": ["AGENTS.md", "GEMINI.md"]}}))
+    cli = await ws.cli_json("explain", str(target), cwd=ws.proj)
+    assert (await matrix())[agents]["gemini"] == {"status": "loaded"} == next(
+        f["statuses"]["gemini"] for f in cli["files"] if f["path"] == agents)
