@@ -171,8 +171,8 @@ def candidates(start: Path, target: Path, settings: Settings, environ: Mapping[s
     return [d / n for d in reversed(dirs) for n in names if _is_file(d / n)]
 
 
-def _git_marker(directory: Path) -> bool:
-    look(directory / ".git", kind)
+def _git_marker(directory: str | Path) -> bool:
+    look(os.path.join(directory, ".git"), kind)
     return has_git_marker(directory)
 
 
