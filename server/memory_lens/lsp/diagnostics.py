@@ -29,10 +29,10 @@ from typing import Any, Collection, Iterable, Mapping
 from lsprotocol import types
 
 from memory_lens.core.agents import AGENTS
-from memory_lens.core.agents.budget import agent_file_names, chain_agents, file_agent_findings
+from memory_lens.core.agents.budget import agent_file_names, chain_agents, file_agent_findings, own_findings, readers
 from memory_lens.core.agents.claude_checks import is_auto_memory
 from memory_lens.core.agents.scoped import rule_folder
-from memory_lens.core.checks import DRIFT, DUPLICATE, NOT_LOADED, REDUNDANT, Finding, Severity, hygiene_findings
+from memory_lens.core.checks import DRIFT, DUPLICATE, NOT_LOADED, REDUNDANT, Finding, Severity
 from memory_lens.core.discovery import TargetError
 from memory_lens.core.explain import NOT_LOADED as NOT_LOADED_STATUS
 from memory_lens.core.explain import agent_reads_name, explain, title
@@ -129,7 +129,10 @@ def diagnostics_for(
     # A file of a name only the enabled agents read (not Gemini's) gets those findings alone.
     # A file only another agent reads (CLAUDE.md, say) gets its `stale` and `drift` findings too.
     own = store.check(path, text) if store.is_memory(path) else _agent_file_own(store, path, text)
-    findings = own + file_agent_findings(path, store.settings, names=agent_names)
+    # A rules file's own findings walk the workspace for its globs: only while it is open.
+    more = file_agent_findings(path, store.settings, names=agent_names) if text is not None or rule_folder(path) is None \
+        else []
+    findings = own + more
     if text is not None:  # open in the editor: one not-loaded when no enabled agent loads it at all
         whole = not_loaded_since(store, path, generation)
         if whole:
@@ -153,12 +156,19 @@ def diagnostics_for(
 
 
 def _agent_file_own(store: MemoryStore, path: Path, text: str | None) -> list[Finding]:
+    """The checks of an instruction file's own text (`own_findings`): all of them for a scoped rules
+    file or a file an enabled agent reads, as `memory-lens check`; else its secrets alone."""
     if text is None:
         got = store.read(path)
         if not got.loadable:
             return []
         text = got.text
-    return hygiene_findings(path, text, store.settings)
+    settings = store.settings
+    try:
+        whole = rule_folder(path) is not None or bool(readers(path, settings.agents or chain_agents(path), settings))
+    except OSError:
+        whole = False
+    return own_findings(path, text, settings, whole)
 
 
 def not_shown(path: Path, hidden: int) -> types.Diagnostic:

@@ -204,11 +204,12 @@ class MemoryLensServer(LanguageServer):
         return path is not None and self.store.is_memory(path)
 
     def is_agent_path(self, path: Path | None) -> bool:
-        """Whether PATH is named as a file only the agents of the `agents` setting read
-        (AGENTS.md for codex, say), or a scoped rules file (`.cursor/rules/*.mdc`): diagnosed
+        """Whether PATH is named as a file only other agents than Gemini read (AGENTS.md,
+        `.cursorrules`, …), a scoped rules file (`.cursor/rules/*.mdc`), or another instruction file
+        the scan found (a user-level one: `~/.copilot/instructions/*.instructions.md`): diagnosed
         with their findings, no other feature."""
         return path is not None and (path.name in agent_names(self.settings) or rule_folder(path) is not None
-                                     or is_auto_memory(path))
+                                     or is_auto_memory(path) or path in self.store.agent_files())
 
     def open_memory_docs(self, among: Container[str] | None = None) -> dict[Path, OpenDoc]:
         """Every open buffer of a memory file, by path; only those AMONG these paths when given

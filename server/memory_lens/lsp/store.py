@@ -18,7 +18,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
-from memory_lens.core.agents.budget import agent_names
+from memory_lens.core.agents.budget import agent_names, is_instruction_file, user_files
+from memory_lens.core.agents.scoped import RULE_HOLDERS, rule_folder, rules_below
 from memory_lens.core.checks import (
     FileEntries,
     Finding,
@@ -35,7 +36,7 @@ from memory_lens.core.files import FileRead, FileStatus, read_memory_file, realp
 from memory_lens.core.imports import read_paths
 from memory_lens.core.large_files import is_large_text
 from memory_lens.core.merge import Memory, load_sources, merge_plan
-from memory_lens.core.scan import find_memory_files
+from memory_lens.core.scan import find_memory_files, scan_tree
 from memory_lens.core.gemini_settings import GEMINI_DIR, SETTINGS_FILE, read_gemini_settings, settings_paths
 from memory_lens.core.settings import DEFAULT_FILENAME, Settings, with_agent_settings
 
@@ -297,11 +298,15 @@ class MemoryStore:
         explicit = self.settings.filenames_explicit
         names: set[str] = set(self.settings.filenames)
         found: set[Path] = set()
+        rules: set[Path] = set()  # scoped rules files (core/agents/scoped.py): `own_findings` in the workspace
         settings_found: set[Path] = set()
         for folder in folders:
             here = set(self.settings.filenames) if explicit else set(self.settings_for(folder).filenames)
             looked = here | extra | ({SETTINGS_FILE} if not explicit and self.trusted else set())
-            files = set(find_memory_files(folder, looked, parallel=parallel))
+            found_files, holders = scan_tree(folder, looked, RULE_HOLDERS, parallel=parallel)  # one walk
+            files = {p for p in found_files if is_instruction_file(p)}
+            rules |= {p for p in rules_below(holders) if rule_folder(p) is not None}
+            rules.update(user_files(folder, self.settings))  # ~/.claude/CLAUDE.md, ~/.copilot/…: a secret there too
             projects = {p for p in files if is_project_settings_file(p)} - {
                 p for p in files if p.name in here | extra}
             files -= projects
@@ -315,7 +320,7 @@ class MemoryStore:
         with self._lock:
             self._names = frozenset(names)
             self._settings_found = frozenset(settings_found)
-        return memory, {p for p in found - memory if p.name in extra}
+        return memory, {p for p in found - memory if p.name in extra} | rules
 
     def chain(self, directory: Path, settings: Settings | None = None) -> ChainPlan:
         """The chain plan of DIRECTORY (resolved, existing), with `settings_for(DIRECTORY)` (SETTINGS,

@@ -42,16 +42,24 @@ from memory_lens.core.checks import (
     Indexer,
     Rules,
     check_file,
+    encoding_finding,
+    hygiene_findings,
     index_entries,
+    secret_findings,
+    unusable_finding,
 )
 from memory_lens.core.discovery import Scope, TargetError, find_project_root, resolve_target
-from memory_lens.core.files import read_memory_file
+from memory_lens.core.files import FileStatus, read_memory_file
 from memory_lens.core.imports import IMPORT_NOT_FOUND
 from memory_lens.core.merge import Source, load_memory
 from memory_lens.core.settings import Settings
 
 CLAUDE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
 AGENTS_MD = codex.DEFAULT_FILENAME
+# Instruction files of no memory name, found in the same walk (scoped rules files: `RULE_HOLDERS`):
+# Cursor's legacy rules file, and Copilot's `.github/copilot-instructions.md` (`is_instruction_file`).
+COPILOT_INSTRUCTIONS = "copilot-instructions.md"
+INSTRUCTION_NAMES = (cursor.LEGACY, COPILOT_INSTRUCTIONS)
 
 
 def parse_agents(values: Iterable[str]) -> tuple[str, ...]:
@@ -97,18 +105,57 @@ def scan_names(settings: Settings, environ: Mapping[str, str] | None = None) -> 
 
 
 def agent_names(settings: Settings, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The file names the agents of the `agents` setting read that are not among Gemini's names
-    (`settings.filenames`): the language server gives such files the per-agent findings only.
-    None without an explicit `agents` setting."""
-    names: list[str] = []
-    for agent in settings.agents or ():
-        if agent == codex.AGENT:
-            names += codex_names(environ)
-        elif agent == claude.AGENT:
-            names += [*CLAUDE_NAMES, AGENTS_MD]
-        else:  # gemini (an AGENTS.md it is not configured for is not-loaded), wave
-            names.append(AGENTS_MD)
+    """The file names some agent reads that are not among Gemini's names (`settings.filenames`),
+    whether its agent is enabled or not: the language server gives such files the checks of their
+    own text (`own_findings`: a secret is one whoever loads it) and the enabled agents' findings."""
+    names = [*codex_names(environ), *CLAUDE_NAMES, AGENTS_MD, *INSTRUCTION_NAMES]
     return tuple(n for n in dict.fromkeys(names) if n not in settings.filenames)
+
+
+def is_instruction_file(path: Path) -> bool:
+    """Whether PATH, found by one of `INSTRUCTION_NAMES`, is one an agent reads: a `.cursorrules`,
+    or a `copilot-instructions.md` in a `.github` folder (or Copilot's home, found by its view)."""
+    return path.name != COPILOT_INSTRUCTIONS or path.parent.name == ".github"
+
+
+def own_findings(path: Path, text: str, settings: Settings, whole: bool = True) -> list[Finding]:
+    """The checks of an instruction file's own text (PATH with TEXT): `secret`, and when WHOLE (an
+    enabled agent reads the file) `duplicate`, `stale` and `drift`. A secret is reported whoever
+    reads the file, enabled or not (docs/security.md)."""
+    found = secret_findings(path, text)
+    if whole:
+        found = sorted([*index_entries(path, text).duplicates, *hygiene_findings(path, text, settings), *found],
+                       key=lambda f: f.line)
+    return found
+
+
+def instruction_findings(path: Path, settings: Settings, whole: bool = True, rules_file: bool = False) -> list[Finding]:
+    """`own_findings` of instruction file PATH read from disk, after `unreadable`, `too-large` or
+    `encoding` when WHOLE and not a RULES_FILE (`rule_file_findings` reports those)."""
+    got = read_memory_file(path, settings.max_file_bytes)
+    if got.status is FileStatus.MISSING:
+        return []
+    usual = whole and not rules_file
+    if not got.loadable:
+        return [unusable_finding(path, got.reason, got.size if got.too_large else 0, settings)] if usual else []
+    bad = [encoding_finding(path, got.encoding)] if got.encoding and usual else []
+    return bad + own_findings(path, got.text, settings, whole)
+
+
+def user_files(directory: Path, settings: Settings, environ: Mapping[str, str] | None = None) -> dict[Path, str]:
+    """The user-level instruction files Claude Code, Codex, Copilot CLI and Wave read when started in
+    DIRECTORY, and whose they are (`~/.claude/CLAUDE.md`, `~/.claude/rules/**/*.md`, `~/.codex/AGENTS.md`,
+    `~/.copilot/copilot-instructions.md`, `~/.copilot/instructions/**/*.instructions.md`, …), as
+    their views list them. Gemini's are in its chain; Copilot Chat's (`~/.copilot/instructions`,
+    `~/.claude/CLAUDE.md`, `~/.claude/rules`) are among these."""
+    views = (claude.load_view(directory, environ), codex.load_view(directory, environ),
+             copilot.load_view(directory, environ), wave.load_view(directory, settings.max_file_bytes))
+    found: dict[Path, str] = {}
+    for view in views:
+        for s in view.sources:
+            if s.tier == "user" and os.path.isfile(s.path):
+                found.setdefault(s.path, view.agent)
+    return found
 
 
 def present_agents(paths: Iterable[Path], environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -210,7 +257,7 @@ def readers(path: Path, agents: Sequence[str], settings: Settings,
              codex.AGENT: name in codex_names(environ),
              claude.AGENT: name in CLAUDE_NAMES or (
                  name == AGENTS_MD and claude_reads_agents_md(Path(os.path.realpath(path.parent)) / name, environ)),
-             wave.AGENT: name == AGENTS_MD, cursor.AGENT: False,  # its rules: core/agents/scoped.py
+             wave.AGENT: name == AGENTS_MD, cursor.AGENT: name == cursor.LEGACY,  # its rules: core/agents/scoped.py
              copilot.AGENT: name.lower() in copilot.TAGGED_NAMES,
              copilot_vscode.AGENT: name in ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "copilot-instructions.md")}
     return tuple(a for a in agents if reads[a])
@@ -269,7 +316,7 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
     whose files are among those found. Each finding and each file is reported once."""
     from memory_lens.core.scan import scan_tree  # only a directory walks a tree
 
-    names = scan_names(settings, environ)
+    names = (*scan_names(settings, environ), *INSTRUCTION_NAMES)
     targets: dict[Path, bool] = {}  # every file found, in order: whether it was named itself
     walked: dict[Path, list[Path]] = {}  # the directories walked, and their rules folders' holders
     project_root = None
@@ -291,7 +338,8 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
         if progress is not None:
             progress.scanning(directory)
         memory_files, walked[directory] = scan_tree(directory, names, RULE_HOLDERS)
-        found = [*(s.path for s in load_memory(directory, settings).sources), *memory_files]
+        found = [*(s.path for s in load_memory(directory, settings).sources),
+                 *(p for p in memory_files if is_instruction_file(p))]
         targets.update((f, targets.get(f, False)) for f in found)
     enabled = tuple(agents or settings.agents or present_agents(targets, environ))
     if claude.AGENT in enabled:  # the auto memory of each project walked (core/agents/claude_checks.py)
@@ -299,6 +347,8 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
             memory = claude.auto_memory_file(directory, claude.claude_dir(environ))
             if os.path.isfile(memory):
                 targets.setdefault(memory, False)
+    # The other agents' user-level files: their own text's checks, a secret whichever agents are enabled.
+    users = {p: a for d in walked for p, a in user_files(d, settings, environ).items() if p not in targets}
     findings: list[Finding] = []
     checked: list[Path] = []
     seen: set[tuple[str, int, str, str]] = set()
@@ -309,15 +359,15 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
     for done, (path, named) in enumerate(targets.items(), start=1):
         batch: list[Finding] | None = None
         if named and rule_folder(path) is not None:
-            batch = rule_file_findings([path])
+            batch = rule_file_findings([path]) + instruction_findings(path, settings, rules_file=True)
         elif named or readers(path, enabled, settings, environ):
             try:
                 batch = file_findings(path, enabled, settings, environ, indexer)
             except TargetError:
                 if named:
                     raise  # else removed since the scan found it
-        elif os.path.isfile(path):  # no enabled agent loads it: whether one should (not-loaded)
-            batch = agent_findings(path, enabled, settings, environ) or None
+        elif os.path.isfile(path):  # no enabled agent loads it: its own text, whether one should (not-loaded)
+            batch = instruction_findings(path, settings, whole=False) + agent_findings(path, enabled, settings, environ)
         if batch is not None:
             checked.append(path)
             for f in batch:
@@ -328,16 +378,20 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
         if progress is not None and not named:
             progress.checked(done, len(targets))
     chosen = agents or settings.agents
+    batches: list[list[Finding]] = []
     for directory, holders in walked.items():  # its rules files, then a walk for all their globs (core/agents/scoped.py)
-        rules = [p for p in rules_below(holders) if (where := rule_folder(p)) is not None
-                 and (not chosen or where[1] in chosen) and p not in targets]
-        batch = rule_file_findings(rules, directory)
-        checked += rules
-        for f in batch:
-            key = (str(f.path), f.line, f.code, f.message)
-            if key not in seen:
-                seen.add(key)
-                findings.append(f)
+        every = [p for p in rules_below(holders) if rule_folder(p) is not None and p not in targets]
+        rules = [p for p in every if not chosen or rule_folder(p)[1] in chosen]  # type: ignore[index]
+        batches.append(rule_file_findings(rules, directory))
+        batches += [instruction_findings(p, settings, p in rules, rules_file=True) for p in every]  # a secret in any
+        checked += every
+    batches += [instruction_findings(p, settings, agent in enabled) for p, agent in users.items()]
+    checked += users
+    for f in (f for batch in batches for f in batch):
+        key = (str(f.path), f.line, f.code, f.message)
+        if key not in seen:
+            seen.add(key)
+            findings.append(f)
     return CheckReport(findings, checked, project_root, enabled)
 
 
