@@ -50,9 +50,10 @@ def test_findings_follow_the_agents_asked_for(ws: Workspace) -> None:
     assert redundant in _findings(ws)  # gemini is checked by default
     assert redundant in _findings(ws, "--agent", "gemini")
     codex = ws.run("check", "--agent", "codex", cwd=ws.path("p"))
-    # Codex loads neither GEMINI.md: nothing about them, and its AGENTS.md repeats no file of its own.
+    # Codex loads neither GEMINI.md: nothing about them but a secret (none here), and its AGENTS.md
+    # repeats no file of its own.
     assert codex.stdout == "" and codex.rc == 0
-    assert codex.stderr == "memory-lens: checked 1 memory file(s) for codex: no problems found\n"
+    assert codex.stderr == "memory-lens: checked 3 memory file(s) for codex: no problems found\n"
 
 
 def test_no_arguments_prints_the_help(ws: Workspace) -> None:

@@ -156,16 +156,18 @@ def diagnostics_for(
 
 
 def _agent_file_own(store: MemoryStore, path: Path, text: str | None) -> list[Finding]:
-    """The checks of an instruction file's own text (`own_findings`): all of them for a scoped rules
-    file or a file an enabled agent reads, as `memory-lens check`; else its secrets alone."""
+    """The checks of an instruction file's own text (`own_findings`), as `memory-lens check` runs them:
+    all of them for a file an enabled agent reads, or a scoped rules file (of an agent the setting
+    `agents` names, when set); else its secrets alone."""
     if text is None:
         got = store.read(path)
         if not got.loadable:
             return []
         text = got.text
-    settings = store.settings
+    settings, where = store.settings, rule_folder(path)
     try:
-        whole = rule_folder(path) is not None or bool(readers(path, settings.agents or chain_agents(path), settings))
+        whole = (where[1] in (settings.agents or AGENTS) if where is not None
+                 else bool(readers(path, settings.agents or chain_agents(path), settings)))
     except OSError:
         whole = False
     return own_findings(path, text, settings, whole)

@@ -148,8 +148,11 @@ def user_files(directory: Path, settings: Settings, environ: Mapping[str, str] |
     `~/.copilot/copilot-instructions.md`, `~/.copilot/instructions/**/*.instructions.md`, …), as
     their views list them. Gemini's are in its chain; Copilot Chat's (`~/.copilot/instructions`,
     `~/.claude/CLAUDE.md`, `~/.claude/rules`) are among these."""
-    views = (claude.load_view(directory, environ), codex.load_view(directory, environ),
-             copilot.load_view(directory, environ), wave.load_view(directory, settings.max_file_bytes))
+    try:
+        views = (claude.load_view(directory, environ), codex.load_view(directory, environ),
+                 copilot.load_view(directory, environ), wave.load_view(directory, settings.max_file_bytes))
+    except OSError:  # changed while being read: the next check sees it settled
+        return {}
     found: dict[Path, str] = {}
     for view in views:
         for s in view.sources:
