@@ -156,9 +156,10 @@ def diagnostics_for(
 
 
 def _agent_file_own(store: MemoryStore, path: Path, text: str | None) -> list[Finding]:
-    """The checks of an instruction file's own text (`own_findings`), as `memory-lens check` runs them:
-    all of them for a file an enabled agent reads, or a scoped rules file (of an agent the setting
-    `agents` names, when set); else its secrets alone."""
+    """The checks of an instruction file's own text (`own_findings`): all of them for a file an agent
+    of the setting `agents` reads, or a scoped rules file (of an agent it names, when set); else its
+    secrets alone (with `agents` unset, another agent's file is no memory file: `AGENTS.md` of a
+    project whose Gemini CLI does not read it)."""
     if text is None:
         got = store.read(path)
         if not got.loadable:
@@ -167,7 +168,7 @@ def _agent_file_own(store: MemoryStore, path: Path, text: str | None) -> list[Fi
     settings, where = store.settings, rule_folder(path)
     try:
         whole = (where[1] in (settings.agents or AGENTS) if where is not None
-                 else bool(readers(path, settings.agents or chain_agents(path), settings)))
+                 else bool(settings.agents and readers(path, settings.agents, settings)))
     except OSError:
         whole = False
     return own_findings(path, text, settings, whole)
