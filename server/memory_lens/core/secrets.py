@@ -59,14 +59,29 @@ KIND_NAMES = {
 def _detectors() -> tuple:
     """The plugins, made once: every provider plugin of detect-secrets, except public IP addresses
     (not a secret) and hex strings of high entropy (a commit id or a checksum is one)."""
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
-    from detect_secrets.plugins.ip_public import IPPublicDetector
-    from detect_secrets.plugins.keyword import KeywordDetector
+    from memory_lens.core.compat import requests_deferred
 
-    skipped = (IPPublicDetector, HexHighEntropyString, Base64HighEntropyString, KeywordDetector)
-    plugins = [cls() for cls in get_mapping_from_secret_type_to_class().values() if cls not in skipped]
+    with requests_deferred():  # imported by every plugin module, used only to verify (never here)
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.filters import heuristic  # noqa: F401  (`_ignored`'s, imported here with the rest)
+        from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
+        from detect_secrets.plugins.ip_public import IPPublicDetector
+        from detect_secrets.plugins.keyword import KeywordDetector
+
+        skipped = (IPPublicDetector, HexHighEntropyString, Base64HighEntropyString, KeywordDetector)
+        plugins = [cls() for cls in get_mapping_from_secret_type_to_class().values() if cls not in skipped]
     return (*plugins, KeywordDetector(), Base64HighEntropyString(limit=4.5))  # the provider's name first
+
+
+@lru_cache(maxsize=1)
+def _gated_detectors() -> tuple[tuple[object, tuple[str, ...], tuple[re.Pattern[str], ...]], ...]:
+    """Each plugin of `_detectors()`, its words (`SHORT_VALUE_WORDS`; none: a long word) and, for a
+    plugin that finds only what its `denylist` expressions match (`compat.regex_only`), those: a
+    line none of them matches in is not that plugin's (its generator is never started)."""
+    from memory_lens.core.compat import regex_only
+
+    return tuple((p, SHORT_VALUE_WORDS.get(type(p).__name__, ()), tuple(p.denylist) if regex_only(p) else ())
+                 for p in _detectors())
 
 
 # A value that is itself another variable's assignment: the keyword detector, reading a list of
@@ -160,10 +175,15 @@ def find_secrets(text: str) -> list[Secret]:
             continue
         part = text[start:end].replace("`", '"')
         lower, long = part.lower(), any(_long_word(w) for w in part.split())
-        for plugin in _detectors():
-            words = SHORT_VALUE_WORDS.get(type(plugin).__name__)
+        for plugin, words, regexes in _gated_detectors():
             if not (any(w in lower for w in words) if words else long):
                 continue
+            for regex in regexes:  # a search per expression: most lines match none
+                if regex.search(part) is not None:
+                    break
+            else:
+                if regexes:
+                    continue
             at = next((part.find(v) for v in plugin.analyze_string(part) if not _ignored(v, part, plugin)), -1)
             if at >= 0:
                 kind = KIND_NAMES.get(plugin.secret_type, plugin.secret_type)

@@ -64,7 +64,10 @@ def near_matches(own: Iterable[str], others: Sequence[NearIndex], skip: Containe
         if len(key) < MIN_CHARS or key in skip:
             continue
         start, end = key[:ANCHOR], key[-ANCHOR:]
-        near = [c for starts, ends in others for c in (*starts.get(start, ()), *ends.get(end, ()))]
+        near: list[str] = []
+        for starts, ends in others:
+            near += starts.get(start, ())
+            near += ends.get(end, ())
         if not near or extract_one(key, near, scorer=ratio, score_cutoff=CUTOFF) is None:
             continue
         for i, (starts, ends) in enumerate(others):
