@@ -259,7 +259,8 @@ def test_claude_view_follows_a_rules_file_edited_between_views(tmp_path: Path, h
     assert "rule 3 @other.md" in view.text and "imported" in view.text
 
 
-def test_claude_view_kept_between_requests_sees_new_files_and_folders(tmp_path: Path, home: Path) -> None:
+def test_claude_view_kept_between_requests_sees_new_files_and_folders(tmp_path: Path, home: Path,
+                                                                     settle_at_once: None) -> None:
     root = repo(tmp_path)
     x = write(root / "src" / "x.py", "")
     write(root / ".claude" / "rules" / "a.md", "rule a")
@@ -274,7 +275,8 @@ def test_claude_view_kept_between_requests_sees_new_files_and_folders(tmp_path: 
     assert [s.path.name for s in claude.load_view(root, file=x).sources] == ["CLAUDE.md", "b.md"]
 
 
-def test_claude_view_kept_between_requests_follows_git_imports_outside_and_approval(tmp_path: Path, home: Path) -> None:
+def test_claude_view_kept_between_requests_follows_git_imports_outside_and_approval(tmp_path: Path, home: Path,
+                                                                                   settle_at_once: None) -> None:
     """What a kept view depends on beyond its files: the `.git` that makes the project root, an
     import outside the start directory that appears (warned about until approved), the approval."""
     root = repo(tmp_path)
@@ -289,6 +291,77 @@ def test_claude_view_kept_between_requests_follows_git_imports_outside_and_appro
     write(home / ".claude.json", json.dumps({"projects": {str(start): {"hasClaudeMdExternalIncludesApproved": True}}}))
     view = claude_view(start)
     assert view.text.endswith("shared") and not view.warnings
+
+
+@pytest.fixture
+def settle_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Identities relied on however recent they are (`common.SETTLE_NS`), as on a file system
+    whose timestamps tell every change: what is kept between requests is then the most."""
+    from memory_lens.core.agents import common
+
+    monkeypatch.setattr(common, "SETTLE_NS", 0)
+
+
+def test_claude_view_kept_sees_a_name_in_a_folder_made_after_it(tmp_path: Path, home: Path, settle_at_once: None) -> None:
+    """A name with nothing there is vouched for by the nearest folder above it that exists: a
+    `.claude` folder made below it, then a `CLAUDE.md` in that folder, each show at once."""
+    root = repo(tmp_path)
+    x = write(root / "src" / "deep" / "x.py", "")
+    assert claude.load_view(root, file=x).sources == ()
+    (root / "src" / ".claude").mkdir()
+    assert claude.load_view(root, file=x).sources == ()
+    write(root / "src" / ".claude" / "CLAUDE.md", "src rules")
+    assert [s.path for s in claude.load_view(root, file=x).sources] == [root / "src" / ".claude" / "CLAUDE.md"]
+    write(tmp_path / ".claude" / "CLAUDE.md", "above the start")
+    assert [s.path for s in claude.load_view(root, file=x).sources] == [
+        tmp_path / ".claude" / "CLAUDE.md", root / "src" / ".claude" / "CLAUDE.md"]
+
+
+def test_claude_view_kept_sees_the_target_of_a_dangling_link_appear(tmp_path: Path, home: Path,
+                                                                   settle_at_once: None) -> None:
+    """A `CLAUDE.md` that is a link to nothing yet: its folder does not change when the target
+    appears elsewhere, so the link itself is looked at."""
+    root = repo(tmp_path)
+    try:
+        (root / "CLAUDE.md").symlink_to(tmp_path / "shared" / "CLAUDE.md")
+    except OSError:
+        pytest.skip("no symbolic links here")
+    assert claude_view(root).text == ""
+    write(tmp_path / "shared" / "CLAUDE.md", "shared rules")
+    assert claude_view(root).text.endswith("shared rules")
+
+
+def test_kept_answers_rely_on_no_identity_changed_within_the_settle_time(tmp_path: Path, home: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file system whose timestamps have a coarse tick leaves a file's or folder's identity as
+    it was after a change within the same tick: an answer that looked at something changed that
+    recently is worked out again on the next request, and such a file is read again."""
+    from memory_lens.core.agents import common
+
+    kept, works = common.Kept(4), []
+    path = write(tmp_path / "f.md", "x")
+
+    def work() -> None:
+        common.look(path)
+        common.look(tmp_path / "missing.md")
+        works.append(1)
+
+    kept.get("k", work)
+    kept.get("k", work)
+    assert len(works) == 2
+    monkeypatch.setattr(common, "SETTLE_NS", 0)
+    kept.get("k", work)
+    kept.get("k", work)
+    assert len(works) == 3
+    monkeypatch.undo()
+    root = repo(tmp_path)
+    write(root / "CLAUDE.md", "rules")
+    reads: list[Path] = []
+    real_read = claude.read_raw
+    monkeypatch.setattr(claude, "read_raw", lambda path, limit, **kw: reads.append(path) or real_read(path, limit, **kw))
+    claude_view(root)
+    claude_view(root)
+    assert reads.count(root / "CLAUDE.md") == 2
 
 
 def test_claude_imports_not_in_code_relative_to_the_file_and_home(tmp_path: Path, home: Path) -> None:

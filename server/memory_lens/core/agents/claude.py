@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from memory_lens.core.agents.common import AgentSource, AgentView, Kept, decode_lossy, git_root, look, read_raw, withheld_reason
+from memory_lens.core.agents.common import (AgentSource, AgentView, Kept, decode_lossy, git_root, look, read_raw, settled,
+                                            withheld_reason)
 from memory_lens.core.agents.claude_rules import front_matter, rule_matches
 from memory_lens.core.file_identity import Identity, file_identity
 from memory_lens.core.imports import ImportBudget, limit_message
@@ -244,7 +245,8 @@ class _Parsed:
     targets: tuple[str, ...]  # its `@path` imports, unresolved
 
 
-# Parsed files by path, kept while their identity (one `stat`) is unchanged: the language server
+# Parsed files by path, kept while their identity (one `stat`) is unchanged and was settled when
+# read (`common.settled`): the language server
 # asks for the same project's view on every request, and its rules files rarely change.
 PARSED_CACHE_SIZE = 2048
 _PARSED: dict[str, tuple[Identity, _Parsed]] = {}
@@ -324,7 +326,7 @@ class Loader:
             parsed = cached[1]
         else:
             parsed = _parse(decode_lossy(got.data), got.size)
-            if ident is not None:
+            if ident is not None and settled(ident):
                 if len(_PARSED) >= PARSED_CACHE_SIZE:
                     _PARSED.clear()
                 _PARSED[key] = (ident, parsed)
@@ -557,8 +559,7 @@ def _started(start: Path, environ: Mapping[str, str] | None, managed: Path) -> t
         files, left_out = with_agents_md(loader, startup(loader, managed))
         return _Started(loader, tuple(files), tuple(left_out))
 
-    key = (str(start), str(managed), str(claude_dir(environ)), str(global_config_file(environ)))
-    kept = _STARTED.get(key, work)
+    kept = _STARTED.get(_key(start, environ, managed), work)
     return _fork(kept.loader), list(kept.files), list(kept.left_out)
 
 
@@ -574,8 +575,15 @@ def load_view(target_dir: Path, environ: Mapping[str, str] | None = None, manage
               file: Path | None = None) -> AgentView:
     """What Claude Code loads when started in TARGET_DIR (an existing, resolved directory), plus
     what it loads on reading FILE."""
-    key = (str(target_dir), str(managed), str(claude_dir(environ)), str(global_config_file(environ)), str(file or ""))
-    return _VIEWS.get(key, lambda: _load_view(target_dir, environ, managed, file))
+    return _VIEWS.get((*_key(target_dir, environ, managed), str(file or "")),
+                      lambda: _load_view(target_dir, environ, managed, file))
+
+
+def _key(start: Path, environ: Mapping[str, str] | None, managed: Path) -> tuple[str, ...]:
+    """What tells one start apart: its directory, the managed file, and the home and
+    `$CLAUDE_CONFIG_DIR` that give the user's files (`claude_dir`, `global_config_file`)."""
+    env = os.environ if environ is None else environ
+    return str(start), str(managed), os.path.expanduser("~"), env.get(ENV_CONFIG_DIR, "")
 
 
 def _load_view(target_dir: Path, environ: Mapping[str, str] | None, managed: Path, file: Path | None) -> AgentView:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterator
 
-from memory_lens.core.file_identity import file_identity
+from memory_lens.core.file_identity import Identity, file_identity
 from memory_lens.core.merge import Memory, estimate_tokens
 
 # Rust's `char::is_whitespace` (Unicode White_Space), what `str::trim` strips: Python's `strip()`
@@ -194,8 +195,94 @@ def line_of_byte(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-# What the answer `Kept.get` is working out has looked at so far: by path and probe, what the probe gave.
-_LOOKED: ContextVar[dict[tuple[str, Callable[[Any], Any]], Any] | None] = ContextVar("looked", default=None)
+SETTLE_NS = 2_000_000_000  # FAT's timestamps have a 2 s tick, HFS+'s 1 s, Linux's coarse clock a few ms
+_UNSETTLED = object()  # an identity changed too recently to rely on: equal to none
+_HELD = object()  # a name with nothing there, that its folder's identity stands for
+
+
+def settled(identity: Identity | None) -> bool:
+    """Whether IDENTITY (`file_identity`) can be relied on: not changed within the last
+    `SETTLE_NS` (a file system's timestamps may have a coarse tick, and a change within the same
+    tick would leave the identity as it was)."""
+    return identity is None or time.time_ns() - max(identity[3], identity[4]) >= SETTLE_NS
+
+
+def _settled(identity: Identity | None) -> Any:
+    return identity if settled(identity) else _UNSETTLED
+
+
+def _holder(path: str) -> str | None:
+    """The nearest existing folder above PATH when nothing at all (not even a dangling link) is at
+    PATH nor between them: a name added in that folder changes its identity. None otherwise."""
+    below, folder = path, os.path.dirname(path)
+    while folder != below:
+        try:
+            os.lstat(below)
+            return None
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError):
+            return None
+        try:
+            return folder if stat.S_ISDIR(os.stat(folder).st_mode) else None
+        except FileNotFoundError:
+            below, folder = folder, os.path.dirname(folder)
+        except (OSError, ValueError):
+            return None
+    return None
+
+
+class _Looked:
+    """What an answer has looked at: each path by probe, what the probe gave (`_HELD`: nothing
+    there, which its folder vouches for), and each such folder with its identity and those names."""
+
+    def __init__(self) -> None:
+        self.paths: dict[tuple[str, Callable[[Any], Any]], Any] = {}
+        self.folders: dict[str, list] = {}  # folder: [its identity, [the names it vouches for]]
+
+    def look(self, path: str, probe: Callable[[Any], Any]) -> None:
+        key = (path, probe)
+        if key in self.paths:
+            return
+        was = probe(path)
+        if was is None and probe in (file_identity, kind) and (folder := _holder(path)) is not None:
+            held = self.folders.get(folder)
+            if held is None:
+                held = self.folders[folder] = [_settled(file_identity(folder)), []]
+            if _holder(path) == folder:  # still nothing there now that the folder's identity is taken
+                held[1].append(key)
+                self.paths[key] = _HELD
+                return
+            was = probe(path)
+        self.paths[key] = _settled(was) if probe is file_identity else was
+
+    def add(self, other: _Looked) -> None:
+        """Look at what OTHER (a kept answer used in working this one out) looked at, as it was."""
+        for key, was in other.paths.items():
+            self.paths.setdefault(key, was)
+        for folder, (identity, names) in other.folders.items():
+            held = self.folders.setdefault(folder, [identity, []])
+            if held[0] != identity:
+                held[0] = _UNSETTLED
+            held[1] += names
+
+    def holds(self) -> bool:
+        """Whether everything looked at is as it was: one probe per path, one `stat` per folder
+        standing for names (and when it changed, each of its names looked at again)."""
+        for (path, probe), was in self.paths.items():
+            if was is not _HELD and probe(path) != was:
+                return False
+        for folder, held in self.folders.items():
+            now = file_identity(folder)
+            if now != held[0]:
+                if any(_holder(path) != folder for path, _ in held[1]):
+                    return False
+                held[0] = _settled(now)
+        return True
+
+
+# What the answer `Kept.get` is working out has looked at so far.
+_LOOKED: ContextVar[_Looked | None] = ContextVar("looked", default=None)
 
 
 def kind(path: str | os.PathLike[str]) -> int | None:
@@ -217,39 +304,40 @@ def kind(path: str | os.PathLike[str]) -> int | None:
 def look(path: str | os.PathLike[str], probe: Callable[[Any], Any] = file_identity) -> None:
     """Say that the answer being worked out (`Kept.get`) depends on PATH as PROBE sees it now,
     before it is read: its identity (a file's content; a folder's names, for a listing or a probe
-    of a name in it; nothing there) or, with `kind`, only what is there."""
+    of a name in it; nothing there) or, with `kind`, only what is there. Nothing at all at PATH:
+    the identity of the nearest folder above it that exists stands for it, one `stat` for every
+    name probed in that folder. An identity changed within the last `SETTLE_NS` is not relied
+    on (the answer is worked out again)."""
     looked = _LOOKED.get()
-    key = (os.fspath(path), probe)
-    if looked is not None and key not in looked:
-        looked[key] = probe(key[0])
+    if looked is not None:
+        looked.look(os.fspath(path), probe)
 
 
 class Kept:
-    """Answers kept by key while every path their working out `look`ed at is as it was (one
-    probe each, `stat`): the SIZE most recently used. A reader under `confined` neither uses nor
+    """Answers kept by key while everything their working out `look`ed at is as it was (`_Looked`,
+    about one `stat` each): the SIZE most recently used. A reader under `confined` neither uses nor
     fills them. A kept answer used while another is worked out adds what it looked at to it."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._answers: dict[Hashable, tuple[tuple[tuple[tuple[str, Callable[[Any], Any]], Any], ...], Any]] = {}
+        self._answers: dict[Hashable, tuple[_Looked, Any]] = {}
 
     def get(self, key: Hashable, work: Callable[[], Any]) -> Any:
         if is_confined():
             return work()
         kept = self._answers.pop(key, None)
-        if kept is None or any(probe(path) != was for (path, probe), was in kept[0]):
-            looked: dict = {}
+        if kept is None or not kept[0].holds():
+            looked = _Looked()
             token = _LOOKED.set(looked)
             try:
                 answer = work()
             finally:
                 _LOOKED.reset(token)
-            kept = (tuple(looked.items()), answer)
+            kept = (looked, answer)
             if len(self._answers) >= self.size:
                 del self._answers[next(iter(self._answers))]  # the least recently used
         self._answers[key] = kept  # the most recently used last
         outer = _LOOKED.get()
         if outer is not None:
-            for (path, probe), was in kept[0]:
-                outer.setdefault((path, probe), was)
+            outer.add(kept[0])
         return kept[1]
