@@ -43,11 +43,10 @@ from memory_lens.core.checks import (
     Rules,
     check_file,
     encoding_finding,
-    hygiene_findings,
     index_entries,
-    secret_findings,
     unusable_finding,
 )
+from memory_lens.core import checks
 from memory_lens.core.discovery import Scope, TargetError, find_project_root, resolve_target
 from memory_lens.core.files import FileStatus, read_memory_file
 from memory_lens.core.imports import IMPORT_NOT_FOUND
@@ -122,9 +121,9 @@ def own_findings(path: Path, text: str, settings: Settings, whole: bool = True) 
     """The checks of an instruction file's own text (PATH with TEXT): `secret`, and when WHOLE (an
     enabled agent reads the file) `duplicate`, `stale` and `drift`. A secret is reported whoever
     reads the file, enabled or not (docs/security.md)."""
-    found = secret_findings(path, text)
+    found = checks.secret_findings(path, text)  # looked up when called (benchmarks/hygiene_bench.py turns it off)
     if whole:
-        found = sorted([*index_entries(path, text).duplicates, *hygiene_findings(path, text, settings), *found],
+        found = sorted([*index_entries(path, text).duplicates, *checks.hygiene_findings(path, text, settings), *found],
                        key=lambda f: f.line)
     return found
 
