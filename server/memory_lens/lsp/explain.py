@@ -49,9 +49,9 @@ def explain_result(ls: MemoryLensServer, uri: str, agents: list[str] | None = No
     return _KEPT.get(key, lambda: _answer(ls, asked, agents, chat_settings, folders))
 
 
-# The last answers by document, agents, chat settings, folders and settings (~40-190 KB of JSON
+# The last 16 answers by document, agents, chat settings, folders and settings (3-190 KB of JSON
 # each, made once: `sent`), kept while what they looked at is as it was.
-_KEPT = Kept(32)
+_KEPT = Kept(16)
 
 
 def _answer(ls: MemoryLensServer, path: Path, agents: list[str] | None, chat_settings: dict[str, Any] | None,
