@@ -74,7 +74,8 @@ async def test_did_change_configuration(ws: Workspace, start: Starter) -> None:
     settings = agents_tree(ws)
     lsp = await start()
     await lsp.wait_diagnostics(ws.proj / "GEMINI.md", lambda d: d == [])
-    assert lsp.diagnostics(ws.proj / "AGENTS.md") is None
+    # Not memory yet: AGENTS.md gets the secret check alone (none here), not the duplicate check.
+    assert lsp.diagnostics(ws.proj / "AGENTS.md") in (None, [])
 
     def notify(pushed: Any) -> None:
         lsp.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=pushed))
