@@ -77,7 +77,7 @@ def effective_result(ls: MemoryLensServer, uri: str, annotated: bool = False,
 _CAMEL = {"project_root": "projectRoot", "target_dir": "targetDir"}
 
 
-def view_result(view: AgentView, directory: Path | None) -> dict[str, Any]:
+def view_result(view: AgentView, directory: Path | None) -> Answer:
     """VIEW's one JSON (`AgentView.to_json`, what `memory-lens show --format json` prints) in the
     protocol's camelCase, each source with its `uri` and `dirty` False; `targetDir` null when the
     document has no directory. The same dict again for the same VIEW object (a kept view,
@@ -90,6 +90,7 @@ def view_result(view: AgentView, directory: Path | None) -> dict[str, Any]:
     if directory is None:
         data["targetDir"] = None
     data["sources"] = [{"uri": path_to_uri(s["path"]), **s, "dirty": False} for s in data["sources"]]
+    data.paths = frozenset(s["path"] for s in data["sources"])
     if len(_RESULTS) >= RESULTS_KEPT:
         _RESULTS.clear()
     _RESULTS[key] = (view, data)
@@ -100,17 +101,19 @@ def view_result(view: AgentView, directory: Path | None) -> dict[str, Any]:
 # (~200 sources with URIs for a project with 200 rules files) is not built again, nor serialized
 # again (docs/performance.md).
 RESULTS_KEPT = 64
-_RESULTS: dict[tuple[str, str], tuple[AgentView, dict[str, Any]]] = {}
+_RESULTS: dict[tuple[str, str], tuple[AgentView, Answer]] = {}
 
 
 class Answer(dict):
-    """A `view_result` answer: a dict that keeps its JSON once it has been sent."""
+    """A `view_result` answer: a dict that keeps its JSON once it has been sent, and its
+    sources' paths (what `agent_result` asks the open documents about)."""
 
-    __slots__ = ("json",)
+    __slots__ = ("json", "paths")
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.json: Serialized | None = None
+        self.paths: frozenset[str] = frozenset()
 
 
 def sent(result: dict[str, Any]) -> Serialized:
@@ -149,7 +152,7 @@ def agent_result(ls: MemoryLensServer, view: AgentView, directory: Path | None) 
     """memory/effective for claude, codex or wave, with the `dirty` flags. Non-file URIs are taken
     as the home directory."""
     result = view_result(view, directory)
-    docs = ls.open_memory_docs(among={source["path"] for source in result["sources"]})
+    docs = ls.open_memory_docs(among=result.paths, any_file=True)
     if not docs:
         return result
     sources = []
@@ -170,11 +173,12 @@ def started_result(ls: MemoryLensServer, uri: str, agent: str,
     path, directory = uri_to_path(uri), uri_target_dir(uri)
     if path is None or directory is None:
         return agent_result(ls, agent_view(agent, Path.home(), ls.settings, chat_settings=chat_settings), None)
-    folders = [f for f in ls.folders() if (f == path or f in path.parents) and f.is_dir()]
+    open_folders = ls.folders()  # resolved directories (`real_dir`), as DIRECTORY is
+    folders = [f for f in open_folders if f == path or f in path.parents]
     start = max(folders, key=lambda f: len(f.parts)) if folders else directory
     read = path if path.is_file() else None
-    return agent_result(ls, agent_view(agent, start.resolve(), ls.settings, file=read, chat_settings=chat_settings,
-                                       folders=ls.folders() or None), directory)
+    return agent_result(ls, agent_view(agent, start, ls.settings, file=read, chat_settings=chat_settings,
+                                       folders=open_folders or None), directory)
 
 
 def register(server: MemoryLensServer) -> None:
