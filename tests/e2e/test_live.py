@@ -242,3 +242,23 @@ async def test_which_watcher_saw_the_change(ws: Workspace, start: Starter, serve
         return any(expected in line and str(package) in line for line in lsp.stderr)
 
     await wait_for(logged, what=f"the debug log line '{expected}'")
+
+
+@pytest.mark.clients("bare")
+@pytest.mark.parametrize("server_env", [{"MEMORY_LENS_WATCHER": "poll"}])
+async def test_a_change_shows_while_requests_keep_coming(lsp: Session) -> None:
+    """The poll waits for the client to be quiet, but not forever: requests sent back to back
+    (never the quiet it waits for) do not keep a change on disk from showing."""
+    ws = lsp.ws
+    target = ws.proj / "pkg" / "sub" / "mod.py"
+    package = ws.proj / "pkg" / "GEMINI.md"
+    lsp.open(target, language="python")
+    await lsp.wait_diagnostics(package, lambda d: d == [])
+    since = len(lsp.did_change)
+    await write_from_another_process(package, "- Seen while busy\n- seen while busy\n")
+    uri, requests = lsp.uri(package), 0
+    while not any(uri in batch for batch in lsp.did_change[since:]):
+        await lsp.effective(target)
+        requests += 1
+        assert requests < 20_000, "the change never showed while requests kept coming"
+    assert codes(lsp.diagnostics(package) or []) == ["duplicate"]

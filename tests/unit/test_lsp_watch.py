@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memory_lens.core.settings import Settings
+from memory_lens.lsp import watch
 from memory_lens.lsp.app import build_server
 from memory_lens.lsp.server import MemoryLensServer
 
@@ -100,3 +101,14 @@ def test_covered_paths_are_reported_by_notification(global_file: Path, monkeypat
         assert not watcher.covers(str(global_file))
 
     asyncio.run(run())
+
+
+def test_the_poll_waits_for_a_quiet_client_but_not_past_its_ceiling() -> None:
+    period = watch.SAFETY_POLL_SECONDS
+    due = 100.0
+    ceiling = due + watch.POLL_DEFER_PERIODS * period
+    assert not watch.poll_ready(due - 0.01, due, period, last_message=0.0)  # not due yet
+    assert watch.poll_ready(due, due, period, last_message=due - 2 * watch.IDLE_SECONDS)  # due, client quiet
+    assert not watch.poll_ready(due, due, period, last_message=due - 0.001)  # a request just came
+    assert not watch.poll_ready(ceiling - 0.01, due, period, last_message=ceiling - 0.02)
+    assert watch.poll_ready(ceiling, due, period, last_message=ceiling - 0.001)  # requests never stop

@@ -7,7 +7,9 @@ known memory file, the global files, and every candidate memory file and `.git` 
 chains of open documents and workspace folders. It asks the system for notifications on their
 directories (`notify.py`) and polls them, off the event loop: every 0.1 s or so when
 notifications are not available, now and then as a safety net when they are. A change shows up
-within a second either way, in a few tens of milliseconds with notifications.
+within a second either way, in a few tens of milliseconds with notifications. A poll waits for
+the client to be quiet for 50 ms, at most four of its periods (`poll_ready`): a request is not
+answered while one runs.
 """
 
 from __future__ import annotations
@@ -43,6 +45,12 @@ RESCAN_MIN_SECONDS = 0.75
 RESCAN_COST_FACTOR = 10
 POLL_COST_FACTOR = 20  # sleep at least 20x what one poll costs: the poll stays under ~5% of a core
 SAFETY_POLL_SECONDS = 1.0  # the poll's period while the system's notifications flow
+# A poll waits until the client has sent nothing for IDLE_SECONDS (its stats hold the interpreter
+# between system calls, and a request answered meanwhile waits), but never more than
+# POLL_DEFER_PERIODS of its period past its time: under a constant stream of requests a change
+# still shows within a few periods.
+IDLE_SECONDS = 0.05
+POLL_DEFER_PERIODS = 4
 MARKER_NAMES = (GIT_MARKER, GIT_IGNORE, GEMINI_IGNORE)  # a change of one of these means a full rescan
 # Gemini's settings.json (user or project) and its folder trust rules: which names are memory
 # where, the roots, the import format. A change of one means a full rescan too.
@@ -239,12 +247,16 @@ class Watcher:
         changed = self._poll_once(doc_dirs)
         return changed, time.thread_time() - started
 
-    def _point_notifications(self, doc_dirs: list[Path]) -> bool:
-        """Point the system's notifications at the directories of what the poller watches (worked
-        out again only when the known files, the documents' directories or the settings change).
-        True when they were pointed anew."""
+    def _notify_key_now(self, doc_dirs: list[Path]) -> object:
+        """What decides where the notifications point: the known files, the documents'
+        directories, the settings. Cheap: checked on the event loop before any hop to a thread."""
         ls = self.ls
-        key = (ls.store.known_version, tuple(doc_dirs), ls.settings, ls.store.memory_names())
+        return ls.store.known_version, tuple(doc_dirs), ls.settings, ls.store.memory_names()
+
+    def _point_notifications(self, doc_dirs: list[Path], key: object) -> bool:
+        """Point the system's notifications at the directories of what the poller watches (worked
+        out again only when KEY, `_notify_key_now`, changes). True when they were pointed anew."""
+        ls = self.ls
         if key == self._notify_key and self.notifier.active:
             return False
         paths = watch_set(ls, doc_dirs)
@@ -256,21 +268,26 @@ class Watcher:
 
     async def _poll_forever(self) -> None:
         """Every POLL_MIN_SECONDS: keep the notifications on the right directories, and poll when
-        they are not flowing, or every SAFETY_POLL_SECONDS when they are (both at most ~5% of a core)."""
+        they are not flowing, or every SAFETY_POLL_SECONDS when they are (both at most ~5% of a core),
+        once the client is quiet (`poll_ready`)."""
         notifier = self.notifier
-        next_poll = 0.0
+        next_poll, period = 0.0, POLL_MIN_SECONDS
         gap = False  # the notifications were pointed anew: poll once they flow, for what changed meanwhile
         while True:
             try:
                 doc_dirs = document_dirs(self.ls)
                 if notifier.failed is None:
-                    gap = await asyncio.to_thread(self._point_notifications, doc_dirs) or gap
-                active = notifier.active
-                if time.monotonic() >= next_poll or (gap and active):
-                    gap = gap and not active
+                    key = self._notify_key_now(doc_dirs)
+                    if key != self._notify_key or not notifier.active:
+                        gap = await asyncio.to_thread(self._point_notifications, doc_dirs, key) or gap
+                now = time.monotonic()
+                if gap and notifier.active:
+                    gap, next_poll = False, min(next_poll, now)
+                if poll_ready(now, next_poll, period, getattr(self.ls, "last_message_at", 0.0)):
                     changed, cost = await asyncio.to_thread(self._poll_costed, doc_dirs)
                     floor = SAFETY_POLL_SECONDS if notifier.active else POLL_MIN_SECONDS
-                    next_poll = time.monotonic() + max(floor, cost * POLL_COST_FACTOR)
+                    period = max(floor, cost * POLL_COST_FACTOR)
+                    next_poll = time.monotonic() + period
                     if changed:
                         log.debug("disk changes seen by polling: %s", sorted(map(str, changed)))
                         self.deliver(changed)
@@ -300,6 +317,13 @@ class Watcher:
                     log.exception("rescanning failed")
             cost = time.perf_counter() - started
             await asyncio.sleep(max(RESCAN_MIN_SECONDS, cost * RESCAN_COST_FACTOR))
+
+
+def poll_ready(now: float, due: float, period: float, last_message: float) -> bool:
+    """Whether a poll due at DUE (every PERIOD seconds) runs NOW, the client's last message having
+    come at LAST_MESSAGE (all `time.monotonic()`): once the client has been quiet for IDLE_SECONDS,
+    or at the latest POLL_DEFER_PERIODS periods late."""
+    return now >= due and (now - last_message >= IDLE_SECONDS or now - due >= POLL_DEFER_PERIODS * period)
 
 
 # What is watched: functions of the server's settings, store and documents, no state of their own.
