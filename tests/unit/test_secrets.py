@@ -54,6 +54,14 @@ def test_the_position_is_the_secret_s_column() -> None:
     assert str(err) == f"looks like an AWS Access Key at column {found.column}; not saved"
 
 
+@pytest.mark.parametrize("before", ["note\n", "café \u2003 naïve\n", "\x1c\x1f\x0b\n", "a" * 20 + "\x1fb\n"])
+def test_secrets_are_found_the_same_in_ascii_and_other_text(before: str) -> None:
+    """ASCII text is searched for long words as bytes, other text word by word: the same finds."""
+    for name, text in SECRETS.items():
+        assert [(s.kind, s.line - 1, s.column) for s in find_secrets(before + text)] == [
+            (s.kind, s.line, s.column) for s in find_secrets(text)], name
+
+
 @pytest.mark.parametrize("name", LOOK_ALIKES)
 def test_look_alikes_are_not_secrets(name: str) -> None:
     assert find_secrets(LOOK_ALIKES[name]) == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterator
 
 from memory_lens.core.markdown import stretches
 
@@ -137,13 +138,31 @@ def _long_word(word: str) -> bool:
     return LONG_WORD <= len(word) <= LONGEST_WORD and len(word.strip(PUNCTUATION)) >= LONG_WORD
 
 
+# ASCII text as bytes, each whitespace of `str.split()` made b" " and any other character b"w": where
+# a word of LONG_WORD characters starts is a plain search in it (~6 times faster than splitting).
+_MASK = bytes(32 if chr(b).isspace() else 119 for b in range(256))
+
+
+def _words(text: str) -> Iterator[str]:
+    """The words of TEXT (as `str.split()` cuts it) of at least LONG_WORD characters, with repeats."""
+    if not text.isascii():
+        yield from (w for start, end in stretches(text) for w in text[start:end].split() if len(w) >= LONG_WORD)
+        return
+    mask, run = text.encode("ascii").translate(_MASK), b"w" * LONG_WORD
+    i = mask.find(run)
+    while i >= 0:
+        end = mask.find(b" ", i)
+        end = len(mask) if end < 0 else end
+        yield text[i:end]
+        i = mask.find(run, end)
+
+
 def _candidates(text: str) -> list[tuple[int, int, int]]:
     """Where some detector could match in TEXT: (line start, start, end) offsets, a whole line or,
     on a long line, the part around a hit; sorted, and at most SCANNED characters in all."""
     found: set[tuple[int, int, int]] = set()
     lower = text.lower()
-    needles = {w for start, end in stretches(text) for w in text[start:end].split() if len(w) >= LONG_WORD}
-    needles = {w for w in needles if _long_word(w)}
+    needles = {w for w in _words(text) if _long_word(w)}
     total = 0
     for needle, haystack in [*((w, text) for w in needles), *((w, lower) for w in GATE_WORDS)]:
         i = haystack.find(needle)
