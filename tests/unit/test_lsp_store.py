@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -322,15 +323,27 @@ def test_an_open_files_not_loaded_follows_the_editors_chat_settings_within_a_gen
     assert found.code == "not-loaded"
 
 
-def test_gemini_answer_kept_while_the_store_gives_the_same_memory(store: MemoryStore, tree: Path) -> None:
-    """memory/effective's Gemini answer (`lsp.effective.gemini_result`) is made once for a memory
-    the store kept, JSON included, and made again when a file of its chain changes."""
-    from memory_lens.lsp.effective import gemini_result, sent
+def test_kept_answer_holds_until_something_its_memory_depends_on_changes(store: MemoryStore, tree: Path) -> None:
+    """`MemoryStore.answer` gives what `keep` was given for a directory's memory while every path
+    that memory depends on is as it was: each change below makes it None (and the memory new)."""
+    pkg = tree / "proj" / "pkg" / "deep"
+    pkg.mkdir()
 
-    pkg = tree / "proj" / "pkg"
-    first = gemini_result(store.memory_for(pkg), pkg)
-    assert gemini_result(store.memory_for(pkg), pkg) is first and sent(first) is sent(first)
-    rewrite(pkg / "GEMINI.md", "- Changed\n")
-    changed = gemini_result(store.memory_for(pkg), pkg)
-    assert changed["text"].endswith("- Changed") and '- Changed"' in sent(changed)
-    assert not first["text"].endswith("- Changed")
+    def kept_then(change: Callable[[], object]) -> None:
+        memory = store.memory_for(pkg)
+        store.keep(pkg, memory, "kept")
+        assert store.answer(pkg) == "kept" and store.memory_for(pkg) is memory
+        change()
+        assert store.answer(pkg) is None and store.memory_for(pkg) != memory
+
+    kept_then(lambda: (tree / "proj" / "pkg" / "GEMINI.md").write_text("- Changed\n"))  # a candidate edited
+    kept_then(lambda: (pkg / "GEMINI.md").write_text("- New\n"))  # a candidate created
+    kept_then(lambda: (tree / "proj" / "pkg" / ".git").mkdir())  # a marker between: a new project root
+    kept_then(lambda: (tree / "proj" / "pkg" / "GEMINI.md").write_text("@style.md\n"))
+    kept_then(lambda: (tree / "proj" / "pkg" / "style.md").write_text("- Imported\n"))  # an import that was missing
+    kept_then(lambda: (tree / "proj" / "pkg" / "style.md").write_text("- Imported, edited\n"))
+    memory = store.memory_for(pkg)
+    store.keep(pkg, memory, "kept")
+    (tree / "proj" / "GEMINI.md").write_text("- Above the root now\n")
+    (tree / "proj" / "sibling" / "GEMINI.md").write_text("- Elsewhere\n")
+    assert store.answer(pkg) == "kept" and store.memory_for(pkg) is memory

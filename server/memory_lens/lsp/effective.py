@@ -127,12 +127,64 @@ def sent(result: dict[str, Any]) -> Serialized:
 
 
 def gemini_result(memory: Memory, directory: Path | None) -> dict[str, Any]:
-    """The memory/effective answer for MEMORY, every `dirty` flag False: the one made last for
-    its directory when MEMORY is the same object (the store's, unchanged on disk)."""
-    kept = _RESULTS.get((gemini.AGENT, str(directory)))
-    if kept is not None and kept[0].memory is memory:
-        return kept[1]
+    """The memory/effective answer for MEMORY, every `dirty` flag False."""
     return view_result(gemini.view_of(memory), directory)
+
+
+def gemini_sent(ls: MemoryLensServer, uri: str) -> Serialized:
+    """memory/effective for URI as Gemini loads it (not annotated), in JSON: while the directory's
+    memory holds (`MemoryStore.answer`), the JSON kept for it, joined from its pieces; else
+    worked out and kept (unless a source is open with unsaved edits). The pieces: the glue of
+    this answer, each source's JSON and each source's merged content JSON-escaped (the escaping
+    of a concatenation is the concatenation of the escapings), shared between directories, so
+    ~1,000 directories hold a few MB, not ~50 (docs/performance.md)."""
+    directory = uri_target_dir(uri)
+    if directory is None:
+        return sent(effective_result(ls, uri))
+    kept = ls.store.answer(directory)
+    if kept is not None and not _dirty(ls, kept[1]):
+        return Serialized("".join(kept[0]))
+    memory = ls.store.memory_for(directory)
+    result = gemini_result(memory, directory)
+    flagged = with_dirty_flags(ls, [(s.path, s.text) for s in memory.sources], result)
+    if flagged is not result:
+        return sent(flagged)
+    parts = _pieces(ls, result, [s.content for s in memory.sources if s.readable and s.content])
+    ls.store.keep(directory, memory, (parts, tuple(str(s.path) for s in memory.sources)))
+    return Serialized("".join(parts))
+
+
+def _dirty(ls: MemoryLensServer, paths: tuple[str, ...]) -> bool:
+    """Whether one of PATHS (memory files) is open with text other than the file's on disk."""
+    docs = ls.open_memory_docs(among=set(paths))
+    return any(doc.text != ls.store.read(path).text for path, doc in docs.items())
+
+
+def _pieces(ls: MemoryLensServer, result: dict[str, Any], contents: list[str]) -> tuple[str, ...]:
+    """RESULT's JSON (`json.dumps`'s) as pieces; CONTENTS: the merged contents `text` joins."""
+    parts: list[str] = []
+    glue = "{"
+    for key, value in result.items():
+        glue += json.dumps(key) + ": "
+        if key == "text" and "\n\n".join(contents) == value:
+            parts += (glue + '"', *_joined([ls.store.share(json.dumps(c)[1:-1]) for c in contents], '\\n\\n'))
+            glue = '"'
+        elif key == "sources" and value:
+            parts += (glue + "[", *_joined([ls.store.share(json.dumps(s)) for s in value], ", "))
+            glue = "]"
+        else:
+            glue += json.dumps(value)
+        glue += ", "
+    parts.append(glue[:-2] + "}")
+    return tuple(parts)
+
+
+def _joined(pieces: list[str], separator: str) -> list[str]:
+    """PIECES with SEPARATOR between them."""
+    out = pieces[:1]
+    for piece in pieces[1:]:
+        out += (separator, piece)
+    return out
 
 
 def with_dirty_flags(ls: MemoryLensServer, texts: Iterable[tuple[Path, str]], result: dict[str, Any]) -> dict[str, Any]:
@@ -189,5 +241,7 @@ def register(server: MemoryLensServer) -> None:
         agent = data.get("agent")
         if agent is not None and (not isinstance(agent, str) or agent not in AGENTS):
             raise JsonRpcInvalidParams(message=f"'agent' must be one of {', '.join(AGENTS)}")
+        if (agent is None or agent == DEFAULT_AGENT) and not data.get("annotated"):
+            return gemini_sent(ls, uri)
         return sent(effective_result(ls, uri, annotated=bool(data.get("annotated")), agent=agent,
                                      chat_settings=vscode_settings(ls, data)))

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from stat import S_ISLNK
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from memory_lens.core.agents.budget import agent_names, is_instruction_file, user_files
@@ -44,7 +45,15 @@ log = logging.getLogger("memory_lens.lsp")
 T = TypeVar("T")
 
 PLAN_CACHE_SIZE = 1024  # chain plans of recently used directories (a few KB each)
-MEMORY_CACHE_SIZE = 32  # merged memories of recently used directories (up to ~100 KB each)
+# Merged memories of recently used directories (up to ~100 KB each): memory/explain's probe of
+# the open file's directory (lsp/explain.py) gets the same object while nothing changed.
+MEMORY_CACHE_SIZE = 32
+# Directories whose light kept form is kept (`MemoryStore.answer`): what their memory depends on
+# (~25 paths with their identities, shared between directories) and a front end's answer made
+# of pieces shared between directories: a few hundred bytes of their own each.
+KEPT_SIZE = 4096
+# A dependency of a kept memory: a path and its identity (`quick_identity`) when it was read.
+Dep = tuple[str, Any]
 # Parsed entries of recently used files (~25 KB each on the large benchmark tree): the general
 # files of the chains being checked stay; the others come back from the entry cache on disk.
 ENTRIES_CACHE_SIZE = 64
@@ -52,6 +61,25 @@ ENTRIES_CACHE_SIZE = 64
 # memory file of a large workspace would hold all their text (11 MB on the large tree); a read
 # that dropped out costs one `open` again.
 READ_CACHE_SIZE = 256
+
+
+def holds(deps: Iterable[Dep]) -> bool:
+    """Whether every path of DEPS has the identity it had (`quick_identity`, inlined: one `lstat`
+    each, for the ~25 paths of a directory's memory)."""
+    lstat = os.lstat
+    for path, was in deps:
+        try:
+            st = lstat(path)
+        except FileNotFoundError:
+            now: Any = NOTHING
+        except OSError:
+            now = None
+        else:
+            now = file_identity(path) if S_ISLNK(st.st_mode) else (
+                st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if now != was:
+            return False
+    return True
 
 
 def _recall(cache: OrderedDict, key: object) -> Any:
@@ -111,9 +139,11 @@ class MemoryStore:
         # directory -> (identities of the settings files read, the settings for it)
         self._layers: OrderedDict[Path, tuple[tuple, Settings]] = OrderedDict()
         self._warned: set[str] = set(settings.warnings)  # already said when the server started
-        # directory -> (chain, its reads, the memory, the identity of each file its imports read)
-        self._memories: OrderedDict[Path, tuple[ChainPlan, list[FileRead], Memory, list[tuple[Path, Any]]]] = \
-            OrderedDict()
+        # directory -> (what its memory depends on, the memory)
+        self._memories: OrderedDict[Path, tuple[tuple[Dep, ...], Memory]] = OrderedDict()
+        # directory -> (what its memory depends on, a front end's answer for it): `answer`
+        self._kept: OrderedDict[Path, tuple[tuple[Dep, ...], Any]] = OrderedDict()
+        self._shared: dict[Any, Any] = {}  # one object for equal dependencies and pieces of answers
         self._entries: OrderedDict[Path, tuple[str, FileEntries]] = OrderedDict()
         self._digests: dict[Path, tuple[Identity, bytes]] = {}  # file identity -> digest of its text
         self._known: set[Path] = set()
@@ -160,7 +190,10 @@ class MemoryStore:
 
     def read(self, path: Path) -> FileRead:
         """The file at PATH as an agent would read it now (cached while unchanged)."""
-        ident = self._once(quick_identity, path)
+        return self._read_as(path, self._once(quick_identity, path))
+
+    def _read_as(self, path: Path, ident: Identity | None) -> FileRead:
+        """`read(PATH)` where IDENT is the identity PATH has now (taken before the read)."""
         if ident is None or ident is NOTHING:
             with self._lock:
                 self._reads.pop(path, None)
@@ -243,19 +276,26 @@ class MemoryStore:
         """The settings memory in DIRECTORY is loaded with: the server's, with the layer of Gemini's
         settings.json read as for Gemini CLI started in DIRECTORY (`core.settings.with_agent_settings`,
         as `memory-lens show DIRECTORY` reads it). Kept while the files it reads are unchanged."""
-        return self._once(self._settings_for, directory)
+        return self._once(self._settings_layer, directory)[1]
 
-    def _settings_for(self, directory: Path) -> Settings:
+    def _settings_layer(self, directory: Path) -> tuple[tuple[Dep, ...], Settings]:
+        """`settings_for(DIRECTORY)` and what it depends on (`.gemini` and the settings files)."""
         # Where there is no .gemini at all, only the user's files count: every such directory
         # (most of them) shares one layer instead of reading the user's files again.
+        deps: list[Dep] = []
+        if self.trusted:
+            gemini_dir = os.path.join(directory, GEMINI_DIR)
+            deps.append((gemini_dir, quick_identity(gemini_dir)))  # before looking: a change during it shows
         own = self.trusted and os.path.lexists(os.path.join(directory, GEMINI_DIR))
         # Identities taken before reading: a change during it shows.
-        idents = tuple(self._once(file_identity, p) for p in settings_paths(directory if own else None))
+        paths = settings_paths(directory if own else None)
+        idents = tuple(self._once(quick_identity, p) for p in paths)
+        deps += zip(map(str, paths), idents)
         key, stamp = (directory, idents) if own else (None, idents)
         with self._lock:
             cached = _recall(self._layers, key)
         if cached is not None and cached[0] == stamp:
-            return cached[1]
+            return tuple(deps), cached[1]
         settings = with_agent_settings(self.settings, read_gemini_settings(key))
         with self._lock:
             _remember(self._layers, key, (stamp, settings), PLAN_CACHE_SIZE)
@@ -263,7 +303,7 @@ class MemoryStore:
             self._warned.update(new)
         for warning in new:  # an unusable settings.json: said once, as `memory-lens show` says it
             log.warning("%s", warning)
-        return settings
+        return tuple(deps), settings
 
     def settings_files(self, directory: Path) -> tuple[Path, ...]:
         """The files `settings_for(DIRECTORY)` depends on (whether they exist or not)."""
@@ -328,7 +368,9 @@ class MemoryStore:
         plan for a (directory, root, settings) triple is remembered, so new settings give a new plan."""
         if settings is None:
             settings = self.settings_for(directory)
-        root = self._project_root(directory, settings.boundary_markers)
+        return self._plan(directory, self._project_root(directory, settings.boundary_markers), settings)
+
+    def _plan(self, directory: Path, root: Path | None, settings: Settings) -> ChainPlan:
         key = (directory, root, settings.filenames, settings.boundary_markers, settings.import_format)
         with self._lock:
             plan = _recall(self._plans, key)
@@ -340,31 +382,72 @@ class MemoryStore:
                 _remember(self._plans, key, plan, PLAN_CACHE_SIZE)
         return plan
 
-    def _project_root(self, directory: Path, markers: tuple[str, ...]) -> Path | None:
+    def _project_root(self, directory: Path, markers: tuple[str, ...], deps: list[Dep] | None = None) -> Path | None:
         """`find_project_root(DIRECTORY)` with MARKERS; in a pass, with the answers found so far
-        (the files of a large tree share most of their ancestors)."""
+        (the files of a large tree share most of their ancestors). DEPS: where to add every
+        marker path looked at, with its identity (then the walk goes all the way up, every time)."""
+        if deps is not None:
+            def is_root(directory: str) -> bool:  # `has_marker`, one `lstat` per marker path
+                for marker in markers:
+                    if not os.path.isabs(marker) and ".." not in marker:
+                        path = os.path.join(directory, marker)
+                        ident = quick_identity(path)  # type: ignore[arg-type]
+                        deps.append((path, ident))
+                        if ident is not NOTHING and ident is not None:  # as `os.path.exists`
+                            return True
+                return False
+            return find_project_root(directory, is_root)
         memo = getattr(self._local, "memo", None)
         known = None if memo is None else memo.setdefault(("roots", markers), {})
         return find_project_root(directory, partial(has_marker, markers=markers), known)
 
     def memory_for(self, directory: Path) -> Memory:
-        """The effective memory for DIRECTORY (resolved, existing). Every candidate is read (one
-        `stat` each when unchanged); when the chain and every read are what they were last time
-        for this directory, the merged memory from then is the answer."""
-        settings = self.settings_for(directory)
-        plan = self.chain(directory, settings)
-        reads = [self.read(c.path) for c in plan.candidates]
+        """The effective memory for DIRECTORY (resolved, existing). What it depends on is kept
+        with it, every path looked at with its identity then (`Dep`): the settings files and
+        `.gemini`, each boundary marker of the walk up to the project root (absent ones too),
+        every candidate and every file its imports read. While each is as it was (`holds`: one
+        `lstat` each), the memory from then is the answer."""
         with self._lock:
             cached = _recall(self._memories, directory)
-        if (cached is not None and cached[0] is plan and all(a is b or a == b for a, b in zip(cached[1], reads))
-                and all(file_identity(p) == ident for p, ident in cached[3])):
-            return cached[2]
-        by_path = {c.path: got for c, got in zip(plan.candidates, reads)}
+        if cached is not None and holds(cached[0]):
+            return cached[1]
+        deps, settings = self._once(self._settings_layer, directory)
+        deps = list(deps)
+        plan = self._plan(directory, self._project_root(directory, settings.boundary_markers, deps), settings)
+        by_path = {}
+        for c in plan.candidates:
+            ident = self._once(quick_identity, c.path)  # taken before the read: a change during it shows
+            deps.append((str(c.path), ident))
+            by_path[c.path] = self._read_as(c.path, ident)
         memory = merge_plan(plan, by_path.__getitem__, settings.boundary_markers, settings.import_format)
-        imported = [(p, file_identity(p)) for s in memory.sources for p in sorted(read_paths(s.imports))]
+        deps += ((str(p), quick_identity(p)) for s in memory.sources for p in sorted(read_paths(s.imports)))
         with self._lock:
-            _remember(self._memories, directory, (plan, reads, memory, imported), MEMORY_CACHE_SIZE)
+            shared = self._shared
+            if len(shared) > 16 * KEPT_SIZE:
+                shared.clear()
+            kept = tuple(shared.setdefault(d, d) for d in deps)  # ancestors' paths are kept once
+            _remember(self._memories, directory, (kept, memory), MEMORY_CACHE_SIZE)
         return memory
+
+    def answer(self, directory: Path) -> Any:
+        """The answer `keep` was given for DIRECTORY's memory, while that memory still holds
+        (`holds`: the same checks as `memory_for`, without the memory); else None."""
+        with self._lock:
+            kept = _recall(self._kept, directory)
+        return kept[1] if kept is not None and holds(kept[0]) else None
+
+    def keep(self, directory: Path, memory: Memory, answer: Any) -> None:
+        """Keep ANSWER, worked out from MEMORY (`memory_for(DIRECTORY)`), while that memory holds:
+        the last `KEPT_SIZE` directories. Its pieces are kept once among all answers (`share`)."""
+        with self._lock:
+            cached = self._memories.get(directory)
+            if cached is not None and cached[1] is memory:
+                _remember(self._kept, directory, (cached[0], answer), KEPT_SIZE)
+
+    def share(self, piece: T) -> T:
+        """PIECE, or an equal one already kept by an answer (answers share their pieces)."""
+        with self._lock:
+            return self._shared.setdefault(piece, piece)
 
     def check(self, path: Path, text: str | None = None) -> list[Finding]:
         """Findings for memory file PATH; TEXT is an open buffer's content (None: from disk)."""
