@@ -133,3 +133,21 @@ async def test_settings_show_in_the_next_answer(lsp: Session) -> None:
     assert "- Agents rule" in codex["text"]
     ws.write("home/.codex/config.toml", "project_doc_max_bytes = 0\n")
     assert "- Agents rule" not in (await lsp.effective(target, agent="codex"))["text"]
+
+
+async def test_a_directory_between_gets_a_memory_file_then_a_root(lsp: Session) -> None:
+    """What the server keeps for a directory depends on every directory above it up to the root."""
+    ws = lsp.ws
+    deep = ws.proj / "pkg" / "sub" / "a" / "b"
+    deep.mkdir(parents=True)
+    target = deep / "x.py"
+
+    before = await asked_twice(lsp, target)
+    between = ws.write("work/proj/pkg/sub/a/GEMINI.md", "- Between\n")
+    result = await lsp.effective(target)
+    assert project_paths(result) == [*project_paths(before), str(between)] and result["text"].endswith("- Between")
+
+    await asked_twice(lsp, target)
+    (ws.proj / "pkg" / "sub" / "a" / ".git").mkdir()
+    result = await lsp.effective(target)
+    assert result["projectRoot"] == str(ws.proj / "pkg" / "sub" / "a") and project_paths(result) == [str(between)]
