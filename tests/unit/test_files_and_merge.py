@@ -8,11 +8,27 @@ from pathlib import Path
 import pytest
 
 from memory_lens.core.discovery import Candidate, ChainPlan, Scope
-from memory_lens.core.files import FileRead, FileStatus, decode_as_agent, decode_memory_bytes, read_memory_file
+from memory_lens.core.files import (FileRead, FileStatus, RunReads, decode_as_agent, decode_memory_bytes,
+                                   read_memory_file)
 from memory_lens.core.merge import concatenate, estimate_tokens, load_memory, merge_plan
 from memory_lens.core.settings import Settings
 
 # read_memory_file -------------------------------------------------------------------------------
+
+
+def test_run_reads_reads_a_file_once_while_it_is_unchanged_and_again_once_it_changes(tmp_path: Path) -> None:
+    p = tmp_path / "GEMINI.md"
+    p.write_text("- one\n")
+    read = RunReads()
+    first = read(p)
+    assert read(p) is first and first.text == "- one\n"  # the same read, not a second one
+    p.write_text("- one\n- two\n")  # changed during the run: read as it is now
+    assert read(p).text == "- one\n- two\n"
+    p.unlink()
+    assert read(p).status is FileStatus.MISSING
+    p.write_text("- back\n")
+    assert read(p).text == "- back\n"
+    assert RunReads(max_bytes=3)(p).too_large  # the limit given, as read_memory_file's
 
 
 def test_regular_file(tmp_path: Path) -> None:

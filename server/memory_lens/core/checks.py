@@ -15,15 +15,16 @@ from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
-from memory_lens.core.discovery import TargetError, find_project_root, resolve_target
+from memory_lens.core.discovery import TargetError, find_project_root, has_marker, plan_chain, resolve_target
 from memory_lens.core.files import EncodingIssue, FileStatus, read_memory_file
 from memory_lens.core.imports import IMPORT_CODES, ImportNode, expand_imports, import_problems
 from memory_lens.core.markdown import Entry, entry_keys, parse
-from memory_lens.core.merge import Memory, Source, concatenate, estimate_tokens, load_memory, utf8_size
+from memory_lens.core.merge import (Reader, Source, concatenate, estimate_tokens, load_sources,
+                                   utf8_size)
 from memory_lens.core.read_policy import LINK_OUTSIDE, outside_reads
 from memory_lens.core.secrets import Secret, find_secrets
 from memory_lens.core.settings import Settings
@@ -442,12 +443,6 @@ def check_content(
     return ([over] if over else []) + findings
 
 
-def general_sources(memory: Memory, real: Path) -> list[Source]:
-    """The sources of MEMORY's chain more general than the file whose real path is REAL (all of
-    them when that file is not part of the chain)."""
-    return sources_before(memory.sources, real)
-
-
 def sources_before(sources: Sequence[Source], real: Path) -> list[Source]:
     """The SOURCES (a chain, in load order) before the file whose real path is REAL (all
     of them when that file is not among them)."""
@@ -458,10 +453,13 @@ def sources_before(sources: Sequence[Source], real: Path) -> list[Source]:
 
 
 def check_file(path: Path, settings: Settings, chain: Callable[[], Sequence[Source]] | None = None,
-               rules: Rules | None = None, indexer: Indexer = index_entries) -> list[Finding]:
+               rules: Rules | None = None, indexer: Indexer = index_entries,
+               reader: Reader | None = None) -> list[Finding]:
     """Check memory file PATH against the more general files of its directory's chain: Gemini's,
-    or what CHAIN gives (another agent's), with that agent's RULES."""
-    got = read_memory_file(path, settings.max_file_bytes)
+    or what CHAIN gives (another agent's), with that agent's RULES. READER reads each file
+    (`files.RunReads` for a run of many checks; default: from disk)."""
+    read = reader or partial(read_memory_file, max_bytes=settings.max_file_bytes)
+    got = read(path)
     if got.status is FileStatus.MISSING:
         raise TargetError(f"{path}: no such file or directory; give an existing memory file or directory")
     if not got.loadable:
@@ -469,8 +467,11 @@ def check_file(path: Path, settings: Settings, chain: Callable[[], Sequence[Sour
     bad = [encoding_finding(path, got.encoding)] if got.encoding else []
     if chain is None:
         # Its own directory: where a link is, not where it points (as `memory-lens show FILE`).
-        memory = load_memory(resolve_target(Path(os.path.abspath(path)).parent), settings)
-        general = general_sources(memory, Path(os.path.realpath(path)))
+        # The sources alone: no merged text needed (as the language server's `Store.check`).
+        plan = plan_chain(resolve_target(Path(os.path.abspath(path)).parent), settings,
+                          partial(has_marker, markers=settings.boundary_markers))
+        sources = load_sources(plan, read, settings.boundary_markers, settings.import_format)[0]
+        general = sources_before(sources, Path(os.path.realpath(path)))
     else:
         general = list(chain())
     return bad + check_content(path, got.text, general, settings, indexer, real=got.real_path, rules=rules)

@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 
+from memory_lens.core.file_identity import quick_identity
+
 BOM = "\ufeff"
 DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024  # past this a memory file is reported, never read whole
 ENV_MAX_FILE_SIZE = "MEMORY_LENS_MAX_FILE_SIZE"
@@ -247,3 +249,24 @@ def real_dir(path: Path) -> Path | None:
         return Path(realpath(path)) if path.is_dir() else None
     except (OSError, ValueError):
         return None
+
+
+class RunReads:
+    """`read_memory_file` for one run of many checks (`memory-lens check` of a tree, where each file
+    is read again for every file below it): a file is read once while its identity (one `lstat`:
+    `file_identity.quick_identity`) stays the same, so a file changed during the run is read as it
+    is. Made per run, never kept: call it with a path, as `read_memory_file`."""
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._reads: dict[str | os.PathLike[str], tuple[tuple[int, ...], FileRead]] = {}
+
+    def __call__(self, path: str | os.PathLike[str]) -> FileRead:
+        ident = quick_identity(path)  # type: ignore[arg-type]  # lstat takes any path
+        cached = self._reads.get(path)
+        if cached is not None and cached[0] == ident:
+            return cached[1]
+        got = read_memory_file(path, self.max_bytes)
+        if ident is not None:
+            self._reads[path] = (ident, got)
+        return got

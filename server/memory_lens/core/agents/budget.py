@@ -48,9 +48,9 @@ from memory_lens.core.checks import (
 )
 from memory_lens.core import checks
 from memory_lens.core.discovery import Scope, TargetError, find_project_root, resolve_target
-from memory_lens.core.files import FileStatus, read_memory_file
+from memory_lens.core.files import FileStatus, RunReads, read_memory_file
 from memory_lens.core.imports import IMPORT_NOT_FOUND
-from memory_lens.core.merge import Source, load_memory
+from memory_lens.core.merge import Reader, Source, load_memory
 from memory_lens.core.settings import Settings
 
 CLAUDE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
@@ -274,8 +274,8 @@ RULES = {claude.AGENT: Rules(frozenset({IMPORT_NOT_FOUND}), False),
          copilot_vscode.AGENT: Rules(frozenset(), False)}
 
 
-def agent_chain(agent: str, path: Path, settings: Settings,
-                environ: Mapping[str, str] | None = None) -> list[Source]:
+def agent_chain(agent: str, path: Path, settings: Settings, environ: Mapping[str, str] | None = None,
+                reader: Reader | None = None) -> list[Source]:
     """The files AGENT loads before memory file PATH when started in PATH's directory, read as
     sources to check PATH's entries against (all it loads when PATH is not among them)."""
     view = agent_view(agent, Path(os.path.realpath(path.parent)), settings, environ=environ)
@@ -284,25 +284,26 @@ def agent_chain(agent: str, path: Path, settings: Settings,
     for s in view.sources:
         if os.path.realpath(s.path) == real:
             break
-        got = read_memory_file(s.path, settings.max_file_bytes) if s.loaded else None
+        got = (reader(s.path) if reader else read_memory_file(s.path, settings.max_file_bytes)) if s.loaded else None
         if got is not None and got.loadable:
             before.append(Source(s.path, Scope.PROJECT, True, got.size, 0, text=got.text))
     return before
 
 
-def file_findings(path: Path, enabled: Sequence[str], settings: Settings,
-                  environ: Mapping[str, str] | None = None, indexer: Indexer = index_entries) -> list[Finding]:
+def file_findings(path: Path, enabled: Sequence[str], settings: Settings, environ: Mapping[str, str] | None = None,
+                  indexer: Indexer = index_entries, reader: Reader | None = None) -> list[Finding]:
     """Every finding of memory file PATH for the ENABLED agents: the checks of its text, as each
     agent that loads it does (Gemini's rules when Gemini is one of them, or when none is: a file
-    checked by name), then the per-agent budget and shadowing findings. INDEXER parses entries."""
+    checked by name), then the per-agent budget and shadowing findings. INDEXER parses entries,
+    READER reads files (`check_file`)."""
     who = readers(path, enabled, settings, environ)
     if not who or gemini.AGENT in who:
-        own = check_file(path, settings, indexer=indexer)
+        own = check_file(path, settings, indexer=indexer, reader=reader)
     else:
         own = []
         for agent in who:
-            found = check_file(path, settings, chain=lambda: agent_chain(agent, path, settings, environ),
-                               rules=RULES[agent], indexer=indexer)
+            found = check_file(path, settings, chain=lambda: agent_chain(agent, path, settings, environ, reader),
+                               rules=RULES[agent], indexer=indexer, reader=reader)
             own += [f for f in found if f not in own]
         own.sort(key=lambda f: f.line)
     return own + (agent_findings(path, enabled, settings, environ) if os.path.isfile(path) else [])
@@ -358,13 +359,14 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
     # per file below it (4.4 times per file on the large benchmark tree): the files are walked in
     # tree order, so the last 64 parses cover the chains in use (docs/performance.md).
     indexer = lru_cache(maxsize=64)(index_entries)
+    reader = RunReads(settings.max_file_bytes)  # each file read once, not once per file below it
     for done, (path, named) in enumerate(targets.items(), start=1):
         batch: list[Finding] | None = None
         if named and rule_folder(path) is not None:
             batch = rule_file_findings([path]) + instruction_findings(path, settings, rules_file=True)
         elif named or readers(path, enabled, settings, environ):
             try:
-                batch = file_findings(path, enabled, settings, environ, indexer)
+                batch = file_findings(path, enabled, settings, environ, indexer, reader)
             except TargetError:
                 if named:
                     raise  # else removed since the scan found it
