@@ -357,8 +357,12 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
     seen: set[tuple[str, int, str, str]] = set()
     # Each file is checked against the files above it, so a directory's chain would be parsed once
     # per file below it (4.4 times per file on the large benchmark tree): the files are walked in
-    # tree order, so the last 64 parses cover the chains in use (docs/performance.md).
-    indexer = lru_cache(maxsize=64)(index_entries)
+    # tree order, so the last 64 parses cover the chains in use (docs/performance.md); the others
+    # come from the parse cache the language server fills too (`core/entry_cache.py`), when the
+    # file's text was parsed before.
+    from memory_lens.core.entry_cache import shared_cache
+
+    indexer = lru_cache(maxsize=64)(shared_cache().entries)
     reader = RunReads(settings.max_file_bytes)  # each file read once, not once per file below it
     for done, (path, named) in enumerate(targets.items(), start=1):
         batch: list[Finding] | None = None
