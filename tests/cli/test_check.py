@@ -212,3 +212,16 @@ def test_over_budget_is_reported_on_each_file_past_the_limit(ws: Workspace) -> N
     findings = ws.json("check", "--budget", "20", cwd=ws.path("p/a/b"))
     assert [(f["path"], f["code"]) for f in findings] == [
         (str(ws.path("p/a/GEMINI.md")), "over-budget"), (str(ws.path("p/a/b/GEMINI.md")), "over-budget")]
+
+
+def test_a_check_keeps_its_parses_in_the_parse_cache_and_the_next_gives_the_same_output(
+        findings_tree: Workspace) -> None:
+    import sqlite3
+
+    ws = findings_tree
+    first = ws.run("check", "--format", "json", cwd=ws.path("p"))
+    [db] = [p for d in (ws.cache_dir, ws.home) for p in d.rglob("entries-*.sqlite3")]  # the user cache directory
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT count(*) FROM entries").fetchone()[0] >= 3  # the global file and the two
+    second = ws.run("check", "--format", "json", cwd=ws.path("p"))
+    assert second.stdout == first.stdout and second.rc == first.rc

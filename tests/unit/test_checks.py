@@ -147,3 +147,16 @@ def test_check_targets_unreadable_and_missing(base: Path) -> None:
     assert "dangling" in finding.message
     with pytest.raises(TargetError):
         check_targets([project / "nope.md"], settings).findings
+
+
+def test_check_json_is_what_json_dumps_writes_byte_for_byte() -> None:
+    import json
+
+    from memory_lens.cli import findings_json
+    from memory_lens.core.checks import Finding
+
+    odd = 'quote " backslash \\ tab \t nul \x00 line sep \u2028 é 中 😀 \ud800'
+    findings = [Finding(Path("/p/GEMINI.md"), 3, 1, "duplicate", "plain"),
+                Finding(Path(f"/p/{odd}/GEMINI.md"), 10**9, 7, "secret", odd, 12)]
+    for given in (findings, findings[:1], []):
+        assert findings_json(given) == json.dumps([f.to_json() for f in given], ensure_ascii=False, indent=2)
