@@ -471,7 +471,7 @@ def check_file(path: Path, settings: Settings, chain: Callable[[], Sequence[Sour
         plan = plan_chain(resolve_target(Path(os.path.abspath(path)).parent), settings,
                           partial(has_marker, markers=settings.boundary_markers))
         sources = load_sources(plan, read, settings.boundary_markers, settings.import_format)[0]
-        general = sources_before(sources, Path(os.path.realpath(path)))
+        general = sources_before(sources, got.real_path or Path(os.path.realpath(path)))  # as the sources name it
     else:
         general = list(chain())
     return bad + check_content(path, got.text, general, settings, indexer, real=got.real_path, rules=rules)
