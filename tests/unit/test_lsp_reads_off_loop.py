@@ -88,3 +88,34 @@ def test_code_lens_reads_off_the_event_loop(project: Path, monkeypatch: pytest.M
         assert threads and threading.get_ident() not in threads
 
     asyncio.run(run())
+
+
+def test_explain_merges_gemini_memory_once_per_directory(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """memory/explain asks the store for Gemini's memory of a directory once (its kept answer
+    remembers that very memory), not once to look and again to use; a kept answer asks again,
+    once per directory, to see that it still holds."""
+    from memory_lens.lsp.explain import explain_result
+
+    from memory_lens.core.agents import common
+
+    monkeypatch.setattr(common, "SETTLE_NS", 0)  # the files just written count as settled
+
+    async def run() -> None:
+        ls = initialized_server(project / "proj", project / "home")
+        asked: list[Path] = []
+        real = ls.store.memory_for
+
+        def counted(directory: Path, *args, **kwargs):
+            asked.append(directory)
+            return real(directory, *args, **kwargs)
+
+        monkeypatch.setattr(ls.store, "memory_for", counted)
+        uri = path_to_uri(project / "proj" / "pkg" / "GEMINI.md")
+        first = explain_result(ls, uri, ["gemini"], None)
+        assert asked and len(asked) == len(set(asked))
+        worked_out = set(asked)
+        asked.clear()
+        assert explain_result(ls, uri, ["gemini"], None) == first
+        assert len(asked) == len(set(asked)) and set(asked) == worked_out
+
+    asyncio.run(run())

@@ -72,8 +72,9 @@ def _gemini_memory(ls: MemoryLensServer) -> Callable[[Path], Memory]:
         return (ls.store.memory_for(Path(directory)),)
 
     def memory(directory: Path) -> Memory:
-        look(directory, probe)
-        return ls.store.memory_for(directory)
+        got = ls.store.memory_for(directory)
+        look(directory, probe, now=(got,))
+        return got
     return memory
 
 

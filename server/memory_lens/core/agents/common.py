@@ -232,6 +232,9 @@ def _holder(path: str) -> str | None:
     return None
 
 
+_UNSEEN = object()  # `look` without a value given: the probe is asked
+
+
 class _Looked:
     """What an answer has looked at: each path by probe, what the probe gave (`_HELD`: nothing
     there, which its folder vouches for), and each such folder with its identity and those names."""
@@ -240,11 +243,11 @@ class _Looked:
         self.paths: dict[tuple[str, Callable[[Any], Any]], Any] = {}
         self.folders: dict[str, list] = {}  # folder: [its identity, [the names it vouches for]]
 
-    def look(self, path: str, probe: Callable[[Any], Any]) -> None:
+    def look(self, path: str, probe: Callable[[Any], Any], now: Any = _UNSEEN) -> None:
         key = (path, probe)
         if key in self.paths:
             return
-        was = probe(path)
+        was = probe(path) if now is _UNSEEN else now
         if was is None and probe in (file_identity, kind) and (folder := _holder(path)) is not None:
             held = self.folders.get(folder)
             if held is None:
@@ -301,16 +304,17 @@ def kind(path: str | os.PathLike[str]) -> int | None:
     return stat.S_IFMT(st.st_mode)
 
 
-def look(path: str | os.PathLike[str], probe: Callable[[Any], Any] = file_identity) -> None:
+def look(path: str | os.PathLike[str], probe: Callable[[Any], Any] = file_identity, now: Any = _UNSEEN) -> None:
     """Say that the answer being worked out (`Kept.get`) depends on PATH as PROBE sees it now,
     before it is read: its identity (a file's content; a folder's names, for a listing or a probe
     of a name in it; nothing there) or, with `kind`, only what is there. Nothing at all at PATH:
     the identity of the nearest folder above it that exists stands for it, one `stat` for every
     name probed in that folder. An identity changed within the last `SETTLE_NS` is not relied
-    on (the answer is worked out again)."""
+    on (the answer is worked out again). NOW: what PROBE gives for PATH, when the caller has
+    just asked it (the answer then uses that very value)."""
     looked = _LOOKED.get()
     if looked is not None:
-        looked.look(os.fspath(path), probe)
+        looked.look(os.fspath(path), probe, now)
 
 
 class Kept:
