@@ -225,3 +225,9 @@ def test_a_check_keeps_its_parses_in_the_parse_cache_and_the_next_gives_the_same
         assert con.execute("SELECT count(*) FROM entries").fetchone()[0] >= 3  # the global file and the two
     second = ws.run("check", "--format", "json", cwd=ws.path("p"))
     assert second.stdout == first.stdout and second.rc == first.rc
+    # A secret's finding, found once and then read from the cache, is the same too.
+    with (ws.path("p") / "GEMINI.md").open("a", encoding="utf-8") as fh:
+        fh.write("- The deploy key is `AKIAIOSFODNN7EXAMPLF`\n")
+    found = ws.run("check", "--format", "json", cwd=ws.path("p"))
+    cached = ws.run("check", "--format", "json", cwd=ws.path("p"))
+    assert '"code": "secret"' in found.stdout and cached.stdout == found.stdout and cached.rc == found.rc == 1

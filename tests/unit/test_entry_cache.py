@@ -300,3 +300,28 @@ def test_the_symbol_search_test_of_a_file_follows_the_disk(tmp_path: Path) -> No
     assert store.entries_contain(memory, "café")
     memory.unlink()
     assert not store.entries_contain(memory, "caf")
+
+
+def test_secret_findings_come_back_from_the_cache_as_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_lens.core import entry_cache as ec
+    from memory_lens.core.secrets import find_secrets
+
+    text = "# Notes\n- deploy key: `AKIAIOSFODNN7EXAMPLF`\n- fine\n- token = 'ghp_" + "a1B2" * 9 + "'\n"
+    expected = find_secrets(text)
+    assert expected
+    cache = ec.EntryCache(tmp_path / "c.sqlite3")
+    assert cache.secrets(text) == expected
+    cache.flush()
+    cache.close()
+    again = ec.EntryCache(tmp_path / "c.sqlite3")
+
+    def not_again(_: str) -> list:
+        raise AssertionError("found again, not read from the cache")
+
+    monkeypatch.setattr(ec, "find_secrets", not_again)
+    assert again.secrets(text) == expected
+    # Another detector version is another key: the findings are not taken for its.
+    monkeypatch.setattr(ec, "_secrets_format", lambda: b"memory-lens secrets 2\n")
+    with pytest.raises(AssertionError, match="found again"):
+        again.secrets(text)
+    again.close()

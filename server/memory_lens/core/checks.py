@@ -343,13 +343,14 @@ def link_outside_findings(path: Path, text: str, imports: Sequence[ImportNode], 
             for o in outside_reads(path, imports, settings.global_dir, settings.boundary_markers, real)]
 
 
-def secret_findings(path: Path, text: str) -> list[Finding]:
+def secret_findings(path: Path, text: str, find: Callable[[str], list[Secret]] = find_secrets) -> list[Finding]:
     """A `secret` finding on each line of memory file PATH (with TEXT) that holds a key, a token or
-    a password (`core/secrets.py`): its kind and column, never the secret itself."""
+    a password (`core/secrets.py`): its kind and column, never the secret itself. FIND: what finds
+    them (`EntryCache.secrets`: from the persistent cache when the text was checked before)."""
     return [Finding(path, s.line, s.column, SECRET,
                     f"{s.describe(with_line=False)}: every agent that loads this file sends it to its model, "
                     "and the file may be committed; remove the entry and revoke the secret", s.line)
-            for s in find_secrets(text)]
+            for s in find(text)]
 
 
 def note_secret_findings(project_root: Path, settings: Settings) -> list[Finding]:
@@ -414,6 +415,7 @@ def check_content(
     grouped: bool = False,
     real: Path | None = None,
     rules: Rules | None = None,
+    secrets: Callable[[str], list[Secret]] = find_secrets,
 ) -> list[Finding]:
     """Findings for memory file PATH with TEXT, loaded after the GENERAL sources of its chain.
     REAL: PATH's real path, when the caller knows it.
@@ -435,7 +437,7 @@ def check_content(
     findings = ([f for f in import_findings(path, text, expansion.imports) if f.code in rules.imports]
                 + link_outside_findings(path, text, expansion.imports, settings, real)
                 + findings)
-    extra = hygiene_findings(path, text, settings) + secret_findings(path, text)
+    extra = hygiene_findings(path, text, settings) + secret_findings(path, text, secrets)
     if extra:
         findings = sorted(findings + extra, key=lambda f: f.line)
     size, tokens = merged_size([*(s.content for s in usable), expansion.text])
@@ -454,10 +456,10 @@ def sources_before(sources: Sequence[Source], real: Path) -> list[Source]:
 
 def check_file(path: Path, settings: Settings, chain: Callable[[], Sequence[Source]] | None = None,
                rules: Rules | None = None, indexer: Indexer = index_entries,
-               reader: Reader | None = None) -> list[Finding]:
+               reader: Reader | None = None, secrets: Callable[[str], list[Secret]] = find_secrets) -> list[Finding]:
     """Check memory file PATH against the more general files of its directory's chain: Gemini's,
     or what CHAIN gives (another agent's), with that agent's RULES. READER reads each file
-    (`files.RunReads` for a run of many checks; default: from disk)."""
+    (`files.RunReads` for a run of many checks; default: from disk); SECRETS finds secrets."""
     read = reader or partial(read_memory_file, max_bytes=settings.max_file_bytes)
     got = read(path)
     if got.status is FileStatus.MISSING:
@@ -474,7 +476,8 @@ def check_file(path: Path, settings: Settings, chain: Callable[[], Sequence[Sour
         general = sources_before(sources, got.real_path or Path(os.path.realpath(path)))  # as the sources name it
     else:
         general = list(chain())
-    return bad + check_content(path, got.text, general, settings, indexer, real=got.real_path, rules=rules)
+    return bad + check_content(path, got.text, general, settings, indexer, real=got.real_path, rules=rules,
+                               secrets=secrets)
 
 
 @dataclass(frozen=True)

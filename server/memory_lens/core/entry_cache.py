@@ -1,6 +1,8 @@
 """A persistent cache of parsed entries, so that a restarted language server re-parses only the
 memory files that changed: what `markdown.entry_keys` found in a text (each entry's normalised
-form, first and last line), in SQLite in the user cache directory (`entries-1.sqlite3`).
+form, first and last line), in SQLite in the user cache directory (`entries-1.sqlite3`); and,
+for `memory-lens check`, what `secrets.find_secrets` found in a text (`EntryCache.secrets`: each
+secret's kind, line and column, never the secret itself).
 
 Keyed by the text itself (a 128-bit BLAKE2b digest of it), not by the file's identity. The checks
 read every text anyway, and hashing one costs about 1% of parsing it; a key made of device, inode,
@@ -36,11 +38,13 @@ import unicodedata
 import weakref
 import zlib
 from array import array
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from memory_lens.core.checks import FileEntries, file_entries
 from memory_lens.core.markdown import entry_keys
+from memory_lens.core.secrets import DETECTORS, Secret, find_secrets
 
 log = logging.getLogger("memory_lens.entry_cache")
 
@@ -66,6 +70,14 @@ _SCHEMA_SQL = (
 Parsed = tuple[list[str], "array[int]", "array[int]"]  # what `entry_keys` returns, lines as arrays
 
 
+@lru_cache(maxsize=None)
+def _secrets_format() -> bytes:
+    """The digest prefix of a text's secret findings: the detectors' versions."""
+    from importlib.metadata import version
+
+    return f"memory-lens secrets {DETECTORS} detect-secrets {version('detect-secrets')}\n".encode()
+
+
 def default_path() -> Path:
     """Where the cache lives: the user cache directory (`$XDG_CACHE_HOME/memory-lens` on Linux)."""
     import platformdirs
@@ -73,9 +85,9 @@ def default_path() -> Path:
     return Path(platformdirs.user_cache_dir("memory-lens", appauthor=False)) / FILE_NAME
 
 
-def digest(text: str) -> bytes:
-    """The key of TEXT's row."""
-    h = hashlib.blake2b(_FORMAT, digest_size=16)
+def digest(text: str, kind: bytes = _FORMAT) -> bytes:
+    """The key of TEXT's row (KIND: what the row holds, and made by which version)."""
+    h = hashlib.blake2b(kind, digest_size=16)
     h.update(text.encode("utf-8", "surrogatepass"))
     return h.digest()
 
@@ -199,6 +211,19 @@ class EntryCache:
             found = entry_keys(text)
             self.put(key, *found)
         return file_entries(path, text, *found)
+
+    def secrets(self, text: str) -> list[Secret]:
+        """`secrets.find_secrets(TEXT)`, from the cache when TEXT was checked before: stored as
+        rows of their own (the kinds as keys, the lines and columns as the line arrays), under a
+        digest that holds detect-secrets' version and `secrets.DETECTORS`, so a newer detector
+        never reads an older one's findings."""
+        key = digest(text, _secrets_format())
+        found = self.get(key)
+        if found is not None:
+            return [Secret(kind, line, column) for kind, line, column in zip(*found)]
+        secrets = find_secrets(text)
+        self.put(key, [s.kind for s in secrets], [s.line for s in secrets], [s.column for s in secrets])
+        return secrets
 
     def get(self, key: bytes) -> Parsed | None:
         """The parsed entries stored under KEY (a `digest`), or None."""

@@ -26,6 +26,9 @@ class SecretError(ValueError):
         self.secret = secret
 
 
+DETECTORS = 1  # raise when `find_secrets` finds other secrets in a text (cached findings: core/entry_cache.py)
+
+
 @dataclass(frozen=True)
 class Secret:
     """Where a secret is: its kind, 1-based line and column (in the text checked)."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Collection, Iterable, Mapping, Sequence
+from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from memory_lens.core.agents import (AGENTS, UnknownAgentError, agent_view, check_agent, claude, claude_checks, codex,
                                      copilot, copilot_vscode, cursor, gemini, wave)
@@ -51,6 +51,7 @@ from memory_lens.core.discovery import Scope, TargetError, find_project_root, re
 from memory_lens.core.files import FileStatus, RunReads, read_memory_file
 from memory_lens.core.imports import IMPORT_NOT_FOUND
 from memory_lens.core.merge import Reader, Source, load_memory
+from memory_lens.core.secrets import Secret, find_secrets
 from memory_lens.core.settings import Settings
 
 CLAUDE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
@@ -291,19 +292,20 @@ def agent_chain(agent: str, path: Path, settings: Settings, environ: Mapping[str
 
 
 def file_findings(path: Path, enabled: Sequence[str], settings: Settings, environ: Mapping[str, str] | None = None,
-                  indexer: Indexer = index_entries, reader: Reader | None = None) -> list[Finding]:
+                  indexer: Indexer = index_entries, reader: Reader | None = None,
+                  secrets: Callable[[str], list[Secret]] = find_secrets) -> list[Finding]:
     """Every finding of memory file PATH for the ENABLED agents: the checks of its text, as each
     agent that loads it does (Gemini's rules when Gemini is one of them, or when none is: a file
     checked by name), then the per-agent budget and shadowing findings. INDEXER parses entries,
-    READER reads files (`check_file`)."""
+    READER reads files, SECRETS finds secrets (`check_file`)."""
     who = readers(path, enabled, settings, environ)
     if not who or gemini.AGENT in who:
-        own = check_file(path, settings, indexer=indexer, reader=reader)
+        own = check_file(path, settings, indexer=indexer, reader=reader, secrets=secrets)
     else:
         own = []
         for agent in who:
             found = check_file(path, settings, chain=lambda: agent_chain(agent, path, settings, environ, reader),
-                               rules=RULES[agent], indexer=indexer, reader=reader)
+                               rules=RULES[agent], indexer=indexer, reader=reader, secrets=secrets)
             own += [f for f in found if f not in own]
         own.sort(key=lambda f: f.line)
     return own + (agent_findings(path, enabled, settings, environ) if os.path.isfile(path) else [])
@@ -362,7 +364,8 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
     # file's text was parsed before.
     from memory_lens.core.entry_cache import shared_cache
 
-    indexer = lru_cache(maxsize=64)(shared_cache().entries)
+    cache = shared_cache()  # secret findings too, of the texts checked before
+    indexer = lru_cache(maxsize=64)(cache.entries)
     reader = RunReads(settings.max_file_bytes)  # each file read once, not once per file below it
     for done, (path, named) in enumerate(targets.items(), start=1):
         batch: list[Finding] | None = None
@@ -370,7 +373,7 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
             batch = rule_file_findings([path]) + instruction_findings(path, settings, rules_file=True)
         elif named or readers(path, enabled, settings, environ):
             try:
-                batch = file_findings(path, enabled, settings, environ, indexer, reader)
+                batch = file_findings(path, enabled, settings, environ, indexer, reader, cache.secrets)
             except TargetError:
                 if named:
                     raise  # else removed since the scan found it
