@@ -79,20 +79,3 @@ async def test_agents_md_not_in_filenames_gets_codex_not_loaded(ws: Workspace, s
     assert result["sources"] and {s["path"].rsplit("/", 1)[1] for s in result["sources"]} == {"GEMINI.md"}
     assert "shadowed" not in result["text"] and "override" not in result["text"]
     assert lsp.server_alive()
-
-
-@pytest.mark.clients("visual-studio-code", "neovim")
-async def test_an_open_agents_md_keeps_its_not_loaded_through_a_rescan(ws: Workspace, start: Starter) -> None:
-    # A full rescan checks an open AGENTS.md as its buffer, like an open GEMINI.md: it keeps the
-    # one not-loaded of a file no enabled agent loads.
-    ws.write("work/proj/GEMINI.md", "- gemini rule\n")
-    ws.write("work/proj/pkg/AGENTS.md", "- shadowed\n")
-    ws.write("work/proj/pkg/AGENTS.override.md", "- the override\n")
-    lsp = await start(init_options={"memoryLens": {"agents": ["codex"], "tokenBudget": 1_000_000}})
-    shadowed = ws.proj / "pkg" / "AGENTS.md"
-    whole = [(0, "not-loaded", "no enabled agent loads this file (Codex; setting memoryLens.agents)")]
-    await lsp.wait_diagnostics(shadowed, lambda d: agent_codes(d) == [(0, "not-loaded", "codex")])
-    lsp.open(shadowed)
-    await lsp.wait_diagnostics(shadowed, lambda d: agent_codes(d) == whole)
-    await lsp.command("memoryLens.server.refresh")
-    assert agent_codes(lsp.diagnostics(shadowed) or []) == whole

@@ -49,7 +49,7 @@ class StandIn:
     def is_memory_path(self, path: Path | None) -> bool:
         return path is not None and path.name in self.store.settings.filenames
 
-    def open_memory_docs(self, agents: bool = False) -> dict[Path, OpenDoc]:
+    def open_memory_docs(self) -> dict[Path, OpenDoc]:
         return dict(self.docs)
 
     def supports(self, field: str) -> bool:

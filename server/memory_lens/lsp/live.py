@@ -119,7 +119,7 @@ class LiveEngine:
         for callback in self._on_applied:
             callback()
         known = store.known()
-        docs = ls.open_memory_docs(agents=True)
+        docs = ls.open_memory_docs()
         if not full:
             # Open memory files outside the workspace are checked too, while they are open.
             pool = known | set(docs) | store.agent_files()
@@ -150,7 +150,7 @@ class LiveEngine:
             # under the old settings (AGENTS.md no longer a memory name, say) must go too.
             published = {p for uri in list(ls.published) if (p := uri_to_path(uri)) is not None}
             gone |= published - known - store.agent_files()
-        still_open = ls.open_memory_docs(agents=True)
+        still_open = ls.open_memory_docs()
         for path in gone:
             if path not in still_open:
                 diagnostics.clear(ls, path)
@@ -162,7 +162,7 @@ class LiveEngine:
         job started), except for a file opened, changed or closed since: its document handler
         has already published diagnostics for its newer state, which these would overwrite."""
         ls = self.ls
-        now = ls.open_memory_docs(agents=True)
+        now = ls.open_memory_docs()
         for path, diags in results.items():
             then, current = snapshot.get(path), now.get(path)
             if not _same_buffer(then, current):

@@ -211,13 +211,11 @@ class MemoryLensServer(LanguageServer):
         return path is not None and (path.name in agent_names(self.settings) or rule_folder(path) is not None
                                      or is_auto_memory(path) or path in self.store.agent_files())
 
-    def open_memory_docs(self, among: Container[str] | None = None, any_file: bool = False,
-                         agents: bool = False) -> dict[Path, OpenDoc]:
+    def open_memory_docs(self, among: Container[str] | None = None, any_file: bool = False) -> dict[Path, OpenDoc]:
         """Every open buffer of a memory file, by path; only those AMONG these paths when given
         (telling a memory file costs a settings lookup, ~0.2 ms per open document). AMONG holds
         strings: a set of 200 `Path`s takes ~0.15 ms to make, of their strings ~0.02. ANY_FILE
-        (with AMONG): every open buffer among them, memory file or not (another agent's files).
-        AGENTS: other agents' files too (`is_agent_path`: checked as their buffers, like memory files)."""
+        (with AMONG): every open buffer among them, memory file or not (another agent's files)."""
         docs: dict[Path, OpenDoc] = {}
         try:
             documents = list(self.workspace.text_documents.items())
@@ -225,8 +223,7 @@ class MemoryLensServer(LanguageServer):
             return docs
         for uri, doc in documents:
             path = uri_to_path(uri)
-            if (among is None or str(path) in among) and (any_file and among is not None or self.is_memory_path(path)
-                                                          or agents and self.is_agent_path(path)):
+            if (among is None or str(path) in among) and (any_file and among is not None or self.is_memory_path(path)):
                 assert path is not None
                 docs[path] = OpenDoc(uri, path, doc.source, doc.version)
         return docs
