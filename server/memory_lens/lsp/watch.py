@@ -224,8 +224,11 @@ class Watcher:
         """Compare every watched path with the last poll; return those that changed."""
         snapshot = self._snapshot
         changed: set[Path] = set()
-        # A newly open instruction file may have changed since it was checked: check it again.
-        fresh = open_instruction_files(self.ls)
+        # A newly open instruction file (an enabled agent's too) may have changed since it was
+        # checked: check it again. A poll waits for a quiet client, so it may first see a file
+        # just opened only after it was written; an agent's file is not checked from disk when
+        # opened, so `_unseen_change` cannot tell.
+        fresh = open_instruction_files(self.ls, agents=True)
         for p in watch_set(self.ls, doc_dirs):
             state = path_state(p)
             if p in snapshot:
@@ -399,17 +402,18 @@ def watch_set(ls: MemoryLensServer, doc_dirs: list[Path]) -> set[Path]:
     return paths
 
 
-def open_instruction_files(ls: MemoryLensServer) -> set[Path]:
+def open_instruction_files(ls: MemoryLensServer, agents: bool = False) -> set[Path]:
     """The open documents that are instruction files some agent reads but neither memory files nor
     an enabled agent's (a `.cursorrules` while Cursor is not enabled, or Cursor's when it is): they
-    get only `not-loaded` (lsp/documents.py), from the disk."""
+    get only `not-loaded` (lsp/documents.py), from the disk. AGENTS: the open enabled agents'
+    files too (`is_agent_path`)."""
     try:
         uris = list(ls.workspace.text_documents.keys())
     except RuntimeError:
         return set()
     paths = {p for uri in uris if (p := uri_to_path(uri)) is not None}
-    return {p for p in paths if not (ls.is_memory_path(p) or ls.is_agent_path(p))
-            and is_instruction_file(p, ls.settings)}
+    return {p for p in paths if not ls.is_memory_path(p) and (
+        (agents and ls.is_agent_path(p)) or (not ls.is_agent_path(p) and is_instruction_file(p, ls.settings)))}
 
 
 def document_dirs(ls: MemoryLensServer) -> list[Path]:
