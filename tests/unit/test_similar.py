@@ -1,5 +1,5 @@
 """Near copies across a chain (`similar.near_matches`): each file of the chain answers for its own
-entries, whichever chains were looked at before (their indexes are kept and extended)."""
+entries, whichever chains were looked at before."""
 
 from memory_lens.core.similar import near_index, near_matches
 

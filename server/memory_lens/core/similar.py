@@ -14,8 +14,7 @@ found: comparing every pair cost the large benchmark tree's check twice its time
 from __future__ import annotations
 
 import os
-import threading
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from pathlib import Path
 from typing import Container, Dict, Iterable, List, Sequence, Tuple
 
@@ -56,19 +55,19 @@ def near_matches(own: Iterable[str], others: Sequence[NearIndex], skip: Containe
     """Each entry of OWN (normalised entries), but those in SKIP, nearly the same as an entry of one
     of OTHERS but not equal to it: (the index in OTHERS of the first such, its best match there at
     or above `CUTOFF`, the score). Only entries that start or end alike (`ANCHOR` characters) are
-    compared: an entry looks its anchors up in the index of all OTHERS at once (`chain_index`) and
-    goes to rapidfuzz with what it finds, and again file by file only when one of them is near (one
-    in ~200 on the large benchmark tree). OWN needs no index of its own (most checked files are
+    compared: an entry goes to rapidfuzz once with those of every other file, and again file by
+    file only when one of them is near (one in ~200 on the large benchmark tree). OWN needs no
+    index of its own: each entry looks its anchors up in the others' (most checked files are
     never anyone's more general file)."""
     found = {}
-    if not others:
-        return found
-    all_starts, all_ends = chain_index(others)
     for key in own:
         if len(key) < MIN_CHARS or key in skip:
             continue
         start, end = key[:ANCHOR], key[-ANCHOR:]
-        near = all_starts.get(start, ()) + all_ends.get(end, ())
+        near: list[str] = []
+        for starts, ends in others:
+            near += starts.get(start, ())
+            near += ends.get(end, ())
         if not near or extract_one(key, near, scorer=ratio, score_cutoff=CUTOFF) is None:
             continue
         for i, (starts, ends) in enumerate(others):
@@ -77,37 +76,6 @@ def near_matches(own: Iterable[str], others: Sequence[NearIndex], skip: Containe
                 found[key] = (i, best[0], int(round(best[1])))
                 break
     return found
-
-
-ChainIndex = Tuple[Dict[str, Tuple[str, ...]], Dict[str, Tuple[str, ...]]]
-_chains: "OrderedDict[tuple[int, ...], tuple[Sequence[NearIndex], ChainIndex]]" = OrderedDict()
-_chains_lock = threading.Lock()
-CHAINS = 64  # chain indexes kept: the files of a tree walked in order share their chains' prefixes
-
-
-def chain_index(others: Sequence[NearIndex]) -> ChainIndex:
-    """One index of the entries of all OTHERS (`near_index`es, in chain order), made from the
-    index of OTHERS but the last when it is kept: a directory's chain is its parent's and the
-    parent's file, so each directory adds one file's entries, rather than every file below a
-    general file looking its entries up again (2 lookups per entry, not 2 per entry and file)."""
-    key = tuple(map(id, others))
-    with _chains_lock:
-        kept = _chains.get(key)
-        if kept is not None:
-            _chains.move_to_end(key)
-            return kept[1]
-        parent = _chains.get(key[:-1])
-    starts, ends = (dict(parent[1][0]), dict(parent[1][1])) if parent is not None else ({}, {})
-    for own_starts, own_ends in others[-1:] if parent is not None else others:
-        for anchor, keys in own_starts.items():
-            starts[anchor] = starts.get(anchor, ()) + tuple(keys)
-        for anchor, keys in own_ends.items():
-            ends[anchor] = ends.get(anchor, ()) + tuple(keys)
-    with _chains_lock:
-        _chains[key] = (tuple(others), (starts, ends))  # OTHERS held: their ids stay theirs while kept
-        if len(_chains) > CHAINS:
-            _chains.popitem(last=False)
-    return starts, ends
 
 
 def distinct_lines(text: str) -> set[str]:
