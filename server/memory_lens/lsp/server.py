@@ -122,6 +122,7 @@ class MemoryLensServer(LanguageServer):
         self.published: dict[str, bytes] = {}  # a digest of the diagnostics last sent, per URI
         self._warned: set[str] = set()
         self.notes_hub: Any = None  # lsp.notes.NotesHub, made on the first notes request
+        self.last_message_at = 0.0  # time.monotonic() of the client's last message: the poll waits for quiet (watch.py)
 
     # Capabilities and messages -----------------------------------------------------------------
 

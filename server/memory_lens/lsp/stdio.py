@@ -111,7 +111,7 @@ async def serve_messages(server: LanguageServer, read_chunk: Any) -> None:
         body = await reader.next_body()
         if body is None:
             break
-        server.last_message_at = time.monotonic()  # type: ignore[attr-defined]  # the poll waits for quiet (watch.py)
+        server.last_message_at = time.monotonic()
         handle_body(server, body, reader)
         await asyncio.sleep(0)  # let the handlers just started run between messages
 

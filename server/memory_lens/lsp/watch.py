@@ -286,7 +286,7 @@ class Watcher:
                 now = time.monotonic()
                 if gap and notifier.active:
                     gap, next_poll = False, min(next_poll, now)
-                if poll_ready(now, next_poll, period, getattr(self.ls, "last_message_at", 0.0)):
+                if poll_ready(now, next_poll, period, self.ls.last_message_at):
                     changed, cost = await asyncio.to_thread(self._poll_costed, doc_dirs)
                     floor = SAFETY_POLL_SECONDS if notifier.active else POLL_MIN_SECONDS
                     period = max(floor, cost * POLL_COST_FACTOR)
