@@ -31,10 +31,12 @@ def same_index(a, b) -> bool:
 
 
 def no_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make parsing in the cache fail the test: what follows must come from the database."""
-    def parse(text: str):
-        raise AssertionError("parsed although cached")
-    monkeypatch.setattr(entry_cache, "entry_keys", parse)
+    """Make parsing, the secret search and the near-copy search in the cache fail the test: what
+    follows must come from the database."""
+    def parse(*args: object):
+        raise AssertionError("worked out although cached")
+    for name in ("entry_keys", "find_secrets", "near_pairs"):
+        monkeypatch.setattr(entry_cache, name, parse)
 
 
 @pytest.mark.parametrize("text", [TEXT, "", "no entries at all\n", "- one\n", "- \n-\n", "- a\r\n- A.\r\n"])
@@ -263,7 +265,9 @@ def test_a_full_check_gives_the_same_diagnostics_with_and_without_the_cache(
     cold = EntryCache(disk)
     assert full(cold) == reference
     cold.close()
-    assert EntryCache(disk).count() == len(paths)
+    # Each text's entries and secrets, and the near copies of each file but the root one (no
+    # file loads before it: nothing to compare with, nothing stored).
+    assert EntryCache(disk).count() == 3 * len(paths) - 1
     no_parsing(monkeypatch)
     assert full(EntryCache(disk)) == reference  # a restart: every index from the database
     monkeypatch.setattr(store_module, "READ_CACHE_SIZE", 2)
@@ -283,6 +287,32 @@ def test_contains_answers_from_the_stored_keys(tmp_path: Path) -> None:
     assert cache.contains(digest("- never stored\n"), "x") is None
     cache.entries(tmp_path / "E.md", "no entries\n")
     assert cache.contains(digest("no entries\n"), "") is False
+
+
+NEAR_GENERAL = "- Always run the unit tests before pushing to main\n- Format the code with black before every commit\n"
+NEAR_OWN = ("- Always run all of the unit tests before pushing to main\n- Format the code with black before every commit\n"
+            "- Deploy only from the release branch on Fridays\n")
+
+
+def test_near_copies_read_back_as_found_and_a_changed_text_is_searched_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    disk = tmp_path / "cache" / "entries.sqlite3"
+    general = [index_entries(tmp_path / "GEMINI.md", NEAR_GENERAL)]
+    own = index_entries(tmp_path / "sub" / "GEMINI.md", NEAR_OWN)
+    exact = own.first_line.keys() & general[0].first_line.keys()
+    expected = entry_cache.near_pairs(own, general, exact)
+    assert [v[:2] for v in expected.values()] == [(0, "always run the unit tests before pushing to main")]
+    cache = EntryCache(disk)
+    assert cache.near(own, general, exact) == expected
+    assert cache.near(own, [], ()) == {}
+    cache.close()
+    restarted = EntryCache(disk)
+    no_parsing(monkeypatch)
+    assert restarted.near(own, general, exact) == expected
+    edited = [index_entries(tmp_path / "GEMINI.md", NEAR_GENERAL + "- one more\n")]
+    with pytest.raises(AssertionError, match="worked out although cached"):
+        restarted.near(own, edited, exact)  # another general text: another row
+
 
 
 def test_the_symbol_search_test_of_a_file_follows_the_disk(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ server publishes the same findings as diagnostics, so both always agree.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from array import array
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property, lru_cache, partial
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Callable, Container, Iterable, Mapping, Protocol, Sequence
 
 from memory_lens.core.discovery import TargetError, find_project_root, has_marker, plan_chain, resolve_target
 from memory_lens.core.files import EncodingIssue, FileStatus, read_memory_file
@@ -120,6 +121,12 @@ class FileEntries:
     @cached_property
     def entries(self) -> tuple[Entry, ...]:
         return tuple(parse(self.text).entries)
+
+    @cached_property
+    def digest(self) -> bytes:
+        """A digest of its text: what the kept near-copies of a chain are stored under
+        (`entry_cache.EntryCache.near`)."""
+        return hashlib.blake2b(self.text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
     @cached_property
     def near_index(self) -> NearIndex:
@@ -236,7 +243,38 @@ def _already_in(path: Path, line: int) -> tuple[str, tuple[Location, ...]]:
             (Location(path, line + 1),))
 
 
-def check_entries(own: FileEntries, general: Sequence[FileEntries], grouped: bool = False) -> list[Finding]:
+NearPairs = Mapping[str, tuple[int, str, int]]  # an entry -> (the other file's index, its near copy there, the score)
+
+
+class Analyses(Protocol):
+    """What the checks work out from texts alone: worked out each time (`FRESH`), or kept for the
+    texts seen before (`entry_cache.EntryCache`, the persistent cache the parses are in)."""
+
+    def secrets(self, text: str) -> list[Secret]:
+        """`secrets.find_secrets(TEXT)`."""
+
+    def near(self, own: FileEntries, general: Sequence[FileEntries], exact: Container[str]) -> NearPairs:
+        """`near_pairs(OWN, GENERAL, EXACT)`."""
+
+
+def near_pairs(own: FileEntries, general: Sequence[FileEntries], exact: Container[str]) -> NearPairs:
+    """The entries of OWN nearly the same as an entry of one of GENERAL (`similar.near_matches`),
+    but those in EXACT: the same for the same texts, so `EntryCache.near` keeps them."""
+    return near_matches(own.first_line, [o.near_index for o in general], exact) if general else {}
+
+
+class Fresh:
+    """`Analyses` worked out each time."""
+
+    secrets = staticmethod(find_secrets)
+    near = staticmethod(near_pairs)
+
+
+FRESH = Fresh()
+
+
+def check_entries(own: FileEntries, general: Sequence[FileEntries], grouped: bool = False,
+                  analyses: Analyses = FRESH) -> list[Finding]:
     """Duplicate entries within OWN, and entries of OWN already in a more general file, in line
     order (an entry is reported once: a duplicate is not also reported as redundant). GROUPED:
     one duplicate finding per repeated entry (`FileEntries.grouped_duplicates`), not per copy."""
@@ -253,20 +291,21 @@ def check_entries(own: FileEntries, general: Sequence[FileEntries], grouped: boo
         start = own.first_line[key]
         message, related = _already_in(other.path, line)
         redundant.append(Finding(own.path, start + 1, 1, REDUNDANT, message, own.end_of(start) + 1, related))
-    redundant += near_redundant(own, general, seen_in)
+    redundant += near_redundant(own, general, seen_in, analyses)
     duplicates = own.grouped_duplicates if grouped else own.duplicates
     return sorted([*duplicates, *redundant], key=lambda f: f.line)
 
 
-def near_redundant(own: FileEntries, general: Sequence[FileEntries], exact: Mapping[str, object]) -> list[Finding]:
+def near_redundant(own: FileEntries, general: Sequence[FileEntries], exact: Mapping[str, object],
+                   analyses: Analyses = FRESH) -> list[Finding]:
     """Entries of OWN nearly the same as an entry of a more general file (rapidfuzz, with the
-    score: `similar.near_matches`), the most general file first; none for those in EXACT (already
-    redundant as they are). Only entries that start or end as one of the other file's do are
-    compared."""
+    score: `near_pairs`, from ANALYSES), the most general file first; none for those in EXACT
+    (already redundant as they are). Only entries that start or end as one of the other file's do
+    are compared."""
     if not general:
         return []
     found = []
-    for key, (i, theirs, score) in near_matches(own.first_line, [o.near_index for o in general], exact).items():
+    for key, (i, theirs, score) in analyses.near(own, general, exact).items():
         other = general[i]
         start, line = own.first_line[key], other.first_line[theirs]
         found.append(Finding(own.path, start + 1, 1, REDUNDANT,
@@ -415,7 +454,7 @@ def check_content(
     grouped: bool = False,
     real: Path | None = None,
     rules: Rules | None = None,
-    secrets: Callable[[str], list[Secret]] = find_secrets,
+    analyses: Analyses = FRESH,
 ) -> list[Finding]:
     """Findings for memory file PATH with TEXT, loaded after the GENERAL sources of its chain.
     REAL: PATH's real path, when the caller knows it.
@@ -423,7 +462,8 @@ def check_content(
     INDEXER parses a file's entries; the language server passes a cached one. TEXT over the
     size limit (an open buffer) is not parsed: it gets a too-large finding alone. GROUPED: one
     duplicate finding per repeated entry (the language server), not one per copy (`check`).
-    RULES: what the agents that load the file do with it (default: Gemini CLI's).
+    RULES: what the agents that load the file do with it (default: Gemini CLI's). ANALYSES: the
+    secrets and near copies found in texts (`EntryCache`: kept for texts seen before).
     """
     if len(text) > settings.max_file_bytes or utf8_size(text) > settings.max_file_bytes:
         return [too_large_finding(path, utf8_size(text), settings.max_file_bytes)]
@@ -431,13 +471,13 @@ def check_content(
     usable = [s for s in general if s.readable]
     own = indexer(path, text)
     others = [indexer(s.path, s.text) for s in usable]
-    findings = check_entries(own, others, grouped)
+    findings = check_entries(own, others, grouped, analyses)
     # What the agent gets from this file, in the configured import format (flat has no depth limit).
     expansion = expand_imports(text, path, markers=settings.boundary_markers, import_format=settings.import_format)
     findings = ([f for f in import_findings(path, text, expansion.imports) if f.code in rules.imports]
                 + link_outside_findings(path, text, expansion.imports, settings, real)
                 + findings)
-    extra = hygiene_findings(path, text, settings) + secret_findings(path, text, secrets)
+    extra = hygiene_findings(path, text, settings) + secret_findings(path, text, analyses.secrets)
     if extra:
         findings = sorted(findings + extra, key=lambda f: f.line)
     size, tokens = merged_size([*(s.content for s in usable), expansion.text])
@@ -456,10 +496,11 @@ def sources_before(sources: Sequence[Source], real: Path) -> list[Source]:
 
 def check_file(path: Path, settings: Settings, chain: Callable[[], Sequence[Source]] | None = None,
                rules: Rules | None = None, indexer: Indexer = index_entries,
-               reader: Reader | None = None, secrets: Callable[[str], list[Secret]] = find_secrets) -> list[Finding]:
+               reader: Reader | None = None, analyses: Analyses = FRESH) -> list[Finding]:
     """Check memory file PATH against the more general files of its directory's chain: Gemini's,
     or what CHAIN gives (another agent's), with that agent's RULES. READER reads each file
-    (`files.RunReads` for a run of many checks; default: from disk); SECRETS finds secrets."""
+    (`files.RunReads` for a run of many checks; default: from disk); ANALYSES finds secrets and
+    near copies (`check_content`)."""
     read = reader or partial(read_memory_file, max_bytes=settings.max_file_bytes)
     got = read(path)
     if got.status is FileStatus.MISSING:
@@ -477,7 +518,7 @@ def check_file(path: Path, settings: Settings, chain: Callable[[], Sequence[Sour
     else:
         general = list(chain())
     return bad + check_content(path, got.text, general, settings, indexer, real=got.real_path, rules=rules,
-                               secrets=secrets)
+                               analyses=analyses)
 
 
 @dataclass(frozen=True)

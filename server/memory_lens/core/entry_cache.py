@@ -1,8 +1,9 @@
 """A persistent cache of parsed entries, so that a restarted language server re-parses only the
 memory files that changed: what `markdown.entry_keys` found in a text (each entry's normalised
 form, first and last line), in SQLite in the user cache directory (`entries-1.sqlite3`); and,
-for `memory-lens check`, what `secrets.find_secrets` found in a text (`EntryCache.secrets`: each
-secret's kind, line and column, never the secret itself).
+what `secrets.find_secrets` found in a text (`EntryCache.secrets`: each secret's kind, line and
+column, never the secret itself); and the near copies found between a file's entries and those of
+the files loaded before it (`EntryCache.near`: for the same texts, the same pairs).
 
 Keyed by the text itself (a 128-bit BLAKE2b digest of it), not by the file's identity. The checks
 read every text anyway, and hashing one costs about 1% of parsing it; a key made of device, inode,
@@ -40,9 +41,9 @@ import zlib
 from array import array
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Container, Sequence
 
-from memory_lens.core.checks import FileEntries, file_entries
+from memory_lens.core.checks import FileEntries, NearPairs, file_entries, near_pairs
 from memory_lens.core.markdown import entry_keys
 from memory_lens.core.secrets import DETECTORS, Secret, find_secrets
 
@@ -76,6 +77,18 @@ def _secrets_format() -> bytes:
     from importlib.metadata import version
 
     return f"memory-lens secrets {DETECTORS} detect-secrets {version('detect-secrets')}\n".encode()
+
+
+@lru_cache(maxsize=None)
+def _near_format() -> bytes:
+    """The digest prefix of a chain's near copies: the parser's (`_FORMAT`), the search's bounds
+    and rapidfuzz's version."""
+    from importlib.metadata import version
+
+    from memory_lens.core import similar
+
+    return _FORMAT + (f"near {similar.CUTOFF} {similar.MIN_CHARS} {similar.ANCHOR} "
+                      f"rapidfuzz {version('rapidfuzz')}\n").encode()
 
 
 def default_path() -> Path:
@@ -224,6 +237,31 @@ class EntryCache:
         secrets = find_secrets(text)
         self.put(key, [s.kind for s in secrets], [s.line for s in secrets], [s.column for s in secrets])
         return secrets
+
+    def near(self, own: FileEntries, general: Sequence[FileEntries], exact: Container[str]) -> NearPairs:
+        """`checks.near_pairs(OWN, GENERAL, EXACT)` (EXACT follows from the texts), from the cache
+        when the same texts were compared before: a row of its own under a digest of the texts'
+        digests in order, each pair as two keys (the entry, its near copy) with the other file's
+        index and the score as the line arrays. The search cost a warm check of the large benchmark
+        tree ~0.9 s of its ~2.5 s (docs/performance.md)."""
+        if not general:
+            return {}
+        h = hashlib.blake2b(_near_format(), digest_size=16)
+        for entries in (own, *general):
+            h.update(entries.digest)
+        key = h.digest()
+        found = self.get(key)
+        if found is not None:
+            keys, index, score = found
+            return {keys[j]: (index[j], keys[j + 1], score[j]) for j in range(0, len(keys) - 1, 2)}
+        pairs = near_pairs(own, general, exact)
+        keys, index, score = [], [], []
+        for mine, (i, theirs, points) in pairs.items():
+            keys += (mine, theirs)
+            index += (i, i)
+            score += (points, points)
+        self.put(key, keys, index, score)
+        return pairs
 
     def get(self, key: bytes) -> Parsed | None:
         """The parsed entries stored under KEY (a `digest`), or None."""

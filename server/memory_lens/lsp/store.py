@@ -471,7 +471,10 @@ class MemoryStore:
         settings = self.settings_for(real.parent)
         general = sources_before(load_sources(self.chain(real.parent, settings), self.read, settings.boundary_markers,
                                               settings.import_format)[0], real)  # no merged text needed
-        return bad + check_content(path, text, general, settings, indexer=self.entries, grouped=True, real=real)
+        if self._entry_cache is None:
+            self._entry_cache = shared_cache()
+        return bad + check_content(path, text, general, settings, indexer=self.entries, grouped=True, real=real,
+                                   analyses=self._entry_cache)
 
     # Known files -------------------------------------------------------------------------------
 

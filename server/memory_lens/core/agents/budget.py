@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Collection, Iterable, Mapping, Sequence
 
 from memory_lens.core.agents import (AGENTS, UnknownAgentError, agent_view, check_agent, claude, claude_checks, codex,
                                      copilot, copilot_vscode, cursor, gemini, wave)
@@ -34,8 +34,10 @@ from memory_lens.core.agents.rule_files import rule_file_findings
 from memory_lens.core.agents.scoped import RULE_HOLDERS, rule_folder, rules_below
 from memory_lens.core.agents.common import AgentView, decode_lossy, read_raw
 from memory_lens.core.checks import (
+    FRESH,
     NOT_LOADED,
     OVER_BUDGET,
+    Analyses,
     CheckProgress,
     CheckReport,
     Finding,
@@ -51,7 +53,6 @@ from memory_lens.core.discovery import Scope, TargetError, find_project_root, re
 from memory_lens.core.files import FileStatus, RunReads, read_memory_file
 from memory_lens.core.imports import IMPORT_NOT_FOUND
 from memory_lens.core.merge import Reader, Source, load_memory
-from memory_lens.core.secrets import Secret, find_secrets
 from memory_lens.core.settings import Settings
 
 CLAUDE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
@@ -293,19 +294,19 @@ def agent_chain(agent: str, path: Path, settings: Settings, environ: Mapping[str
 
 def file_findings(path: Path, enabled: Sequence[str], settings: Settings, environ: Mapping[str, str] | None = None,
                   indexer: Indexer = index_entries, reader: Reader | None = None,
-                  secrets: Callable[[str], list[Secret]] = find_secrets) -> list[Finding]:
+                  analyses: Analyses = FRESH) -> list[Finding]:
     """Every finding of memory file PATH for the ENABLED agents: the checks of its text, as each
     agent that loads it does (Gemini's rules when Gemini is one of them, or when none is: a file
     checked by name), then the per-agent budget and shadowing findings. INDEXER parses entries,
-    READER reads files, SECRETS finds secrets (`check_file`)."""
+    READER reads files, ANALYSES finds secrets and near copies (`check_file`)."""
     who = readers(path, enabled, settings, environ)
     if not who or gemini.AGENT in who:
-        own = check_file(path, settings, indexer=indexer, reader=reader, secrets=secrets)
+        own = check_file(path, settings, indexer=indexer, reader=reader, analyses=analyses)
     else:
         own = []
         for agent in who:
             found = check_file(path, settings, chain=lambda: agent_chain(agent, path, settings, environ, reader),
-                               rules=RULES[agent], indexer=indexer, reader=reader, secrets=secrets)
+                               rules=RULES[agent], indexer=indexer, reader=reader, analyses=analyses)
             own += [f for f in found if f not in own]
         own.sort(key=lambda f: f.line)
     return own + (agent_findings(path, enabled, settings, environ) if os.path.isfile(path) else [])
@@ -364,7 +365,7 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
     # file's text was parsed before.
     from memory_lens.core.entry_cache import shared_cache
 
-    cache = shared_cache()  # secret findings too, of the texts checked before
+    cache = shared_cache()  # secret findings and near copies too, of the texts checked before
     indexer = lru_cache(maxsize=64)(cache.entries)
     reader = RunReads(settings.max_file_bytes)  # each file read once, not once per file below it
     for done, (path, named) in enumerate(targets.items(), start=1):
@@ -373,7 +374,7 @@ def check_targets(paths: Sequence[str | os.PathLike[str]], settings: Settings, a
             batch = rule_file_findings([path]) + instruction_findings(path, settings, rules_file=True)
         elif named or readers(path, enabled, settings, environ):
             try:
-                batch = file_findings(path, enabled, settings, environ, indexer, reader, cache.secrets)
+                batch = file_findings(path, enabled, settings, environ, indexer, reader, cache)
             except TargetError:
                 if named:
                     raise  # else removed since the scan found it
