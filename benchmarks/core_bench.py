@@ -203,18 +203,19 @@ def _bench_incremental(root: Path, manifest: dict, store: MemoryStore, paths: li
 
 def bench_effective_inprocess(root: Path, manifest: dict, settings: Settings, passes: int) -> dict:
     """`memory/effective` results computed in-process (no JSON-RPC): the lookup itself, as the
-    running server answers it. The first pass reads each chain; the warm passes answer from the
-    store's reads, each checked against the disk. No file watcher is started: the server does not
-    consult it for this, so the figure is the same with the watcher running."""
+    running server answers it (`effective.gemini_sent`: the answer's JSON, kept per directory
+    while every path its memory depends on holds). The first pass reads each chain; the warm
+    passes check each kept answer against the disk. No file watcher is started: the server does
+    not consult it for this, so the figure is the same with the watcher running."""
     from memory_lens.lsp.convert import path_to_uri
-    from memory_lens.lsp.effective import effective_result
+    from memory_lens.lsp.effective import gemini_sent
     from memory_lens.lsp.app import build_server
 
     server = build_server(settings)
     uris = [path_to_uri(root / p) for p in manifest["sample_files"]]
     per_pass = []
     for _ in range(passes + 1):
-        times = [timed(lambda: effective_result(server, uri))[0] for uri in uris]
+        times = [timed(lambda: gemini_sent(server, uri))[0] for uri in uris]
         per_pass.append((percentile(times, 50), percentile(times, 99)))
     warm = per_pass[1:]
     return {"first_pass_p50_ms": ms(per_pass[0][0]), "first_pass_p99_ms": ms(per_pass[0][1]),

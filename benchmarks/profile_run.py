@@ -74,7 +74,7 @@ def profile_all(size: str, out_dir: Path, top: int) -> list[Path]:
     from memory_lens.core.settings import resolve_settings
     from memory_lens.lsp import diagnostics
     from memory_lens.lsp.convert import path_to_uri
-    from memory_lens.lsp.effective import effective_result
+    from memory_lens.lsp.effective import gemini_sent
     from memory_lens.lsp.app import build_server
     from memory_lens.lsp.store import MemoryStore
 
@@ -100,11 +100,11 @@ def profile_all(size: str, out_dir: Path, top: int) -> list[Path]:
     uris = [path_to_uri(root / p) for p in manifest["sample_files"]]
     for _ in range(2):  # warm: what the warm passes of the benchmark measure
         for uri in uris:
-            effective_result(server, uri)
+            gemini_sent(server, uri)
 
     def lookups() -> None:
         for uri in uris:
-            effective_result(server, uri)
+            gemini_sent(server, uri)
 
     seconds, body = _profiled(lookups, top)
     write("effective_inprocess.txt", f"memory/effective in-process, {len(uris)} files, warm", seconds, body)
