@@ -29,10 +29,15 @@ ROWS = [
     ("check.agnix.memory_lens.ms", "`memory-lens check` of the whole tree (CLI), median", "ms"),
     ("check.agnix.agnix.ms", "agnix of the same tree, alternated with it, median", "ms"),
     ("check.ratio_vs_agnix", "memory-lens check ÷ agnix", "×"),
+    ("hygiene.ratio", "`memory-lens check` with the hygiene checks ÷ without, alternated", "×"),
+    ("hygiene.recheck_ms", "one memory file re-checked after an edit, median", "ms"),
     ("check.index_ms", "`initialized` → everything scanned, checked, published", "ms"),
     ("effective.p50_ms", "`memory/effective` over stdio, warm p50", "ms"),
     ("effective.p99_ms", "same, p99", "ms"),
     ("effective_claude.p99_ms", "same with agent claude, 200 rules files added, p99", "ms"),
+    ("effective_claude.open_file.p99_ms", "same, for the open file (10 files, each asked 20 times), p99", "ms"),
+    ("explain.p99_ms", "`memory/explain` (every agent) over stdio, warm p99", "ms"),
+    ("explain.open_file.p99_ms", "same, for the open file, p99", "ms"),
     ("effective.inprocess.p50_ms", "same lookup in-process (no JSON-RPC), p50", "ms"),
     ("peer.upward.p50_ms", "Gemini CLI 0.61's upward lookup, p50", "ms"),
     ("peer.upward_vs_effective_inprocess", "Gemini CLI 0.61 ÷ Memory Lens in-process", "×"),
@@ -90,7 +95,8 @@ def size_table(results: dict) -> str:
     noise = results.get("noise", {})
     head = (f"{tree['files']:,} files, {tree['memory_files']:,} memory files, {tree['bullets']:,} entries; "
             f"commit {results['machine'].get('commit')}, {results['seconds']:.0f} s, "
-            f"calibration drift {noise.get('drift_pct')} % / jitter {noise.get('jitter_pct')} %")
+            f"calibration loop {lookup(noise, 'start.loop_ms.median')} ms, drift {noise.get('drift_pct')} % / "
+            f"jitter {noise.get('jitter_pct')} %")
     return head + "\n\n" + "\n".join(lines)
 
 
