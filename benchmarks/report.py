@@ -3,8 +3,9 @@
 
     python benchmarks/report.py [benchmarks/results]   # prints Markdown
 
-One table per tree (each timing at rest and with the CPU-bound neighbour, against its target) and
-one table of how each figure grows with the tree (per 100,000 files, between the two largest trees).
+One table per tree (each timing at rest and with the CPU-bound neighbour, against its target),
+one table of how each figure grows with the tree (per 100,000 files, between the two largest
+trees), and the notes store's table (`notes.json` of benchmarks/notes_bench.py, the same way).
 Regenerate the tables in docs/performance.md with it after a new run, so the page and the JSON agree.
 """
 
@@ -119,16 +120,67 @@ def growth_table(runs: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+# key, what, whether the row is a p50 / p99 pair; in the order of the notes table
+NOTE_ROWS = [
+    ("search.server", "`search`, first page (20), warm, server mode: p50 / p99", True),
+    ("search.server.selective", "the selective queries (each matching at most a tenth of the notes)", True),
+    ("search.server.broad", "the broad ones (a word in up to every note: `bm25()` scores every match)", True),
+    ("list_by_tag.server", "`list --tag T`, first page: p50 / p99", True),
+    ("create.inprocess.ratio", "create one note: p50 at N notes ÷ p50 at 100", False),
+    ("create.cli.ratio", "`memory-lens notes create`, a process each: the same ratio", False),
+    ("pull.sync_ms", "note files replaced on disk (100 by default), then the index in step", False),
+    ("build.cold_ms", "index built from nothing (every file read, checked, tokenized, inserted)", False),
+    ("refresh.ms", "one round of the servers' background listing, nothing changed", False),
+    ("read.server", "`read NAME`: p50 / p99", True),
+]
+
+
+def _note_value(results: dict, key: str, pair: bool, cpu: bool = False) -> str:
+    prefix = "cpu_" if cpu else ""
+    if pair:
+        p50, p99 = lookup(results, f"{key}.{prefix}p50_ms"), lookup(results, f"{key}.{prefix}p99_ms")
+        return "–" if p50 is None or p99 is None else f"{p50:.2f} / {p99:.2f} ms"
+    if cpu:
+        key = {"create.inprocess.ratio": "create.inprocess.cpu_ratio", "pull.sync_ms": "pull.sync_cpu_ms",
+               "build.cold_ms": "build.cpu_ms", "refresh.ms": "refresh.cpu_ms"}.get(key, "")
+    value = lookup(results, key) if key else None
+    return fmt(value, "×" if key.endswith("ratio") else "ms")
+
+
+def notes_table(results: dict) -> str:
+    targets, loaded = results.get("targets", {}), results.get("under_load", {})
+    lines = ["| key | what | at rest: wall | at rest: CPU | with a CPU-bound neighbour: wall | target | met (rest / load) |",
+             "|---|---|---:|---:|---:|---|---|"]
+    for key, what, pair in NOTE_ROWS:
+        judged = [k for k in ((f"{key}.p50_ms", f"{key}.p99_ms") if pair else (key,)) if k in targets]
+        label = {k: f"{k.rsplit('.', 1)[-1][:3]} " if pair else "" for k in judged}  # "p50 ", "p99 "
+        limits = ", ".join(f"{label[k]}{targets[k]['target'].replace('<=', '≤')}" for k in judged)
+        marks = ", ".join(f"{label[k]}{met_mark(targets[k])}"
+                          + (f" / {met_mark(targets[f'under_load.{k}'])}" if f"under_load.{k}" in targets else "")
+                          for k in judged)
+        lines.append(f"| `{key}` | {what} | {_note_value(results, key, pair)} | {_note_value(results, key, pair, True)} | "
+                     f"{_note_value(loaded, key, pair) if loaded.get('search') else '–'} | {limits} | {marks} |")
+    noise = results.get("noise", {})
+    head = (f"{results['notes']:,} notes, SQLite {results['sqlite']}; commit {results['machine'].get('commit')}, "
+            f"{results['seconds']:.0f} s, calibration loop {lookup(noise, 'start.loop_ms.median')} ms, "
+            f"drift {noise.get('drift_pct')} % / jitter {noise.get('jitter_pct')} %")
+    return head + "\n\n" + "\n".join(lines)
+
+
 def main() -> None:
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results"
     runs = {s: json.loads((folder / f"{s}.json").read_text()) for s in SIZES if (folder / f"{s}.json").is_file()}
-    if not runs:
-        sys.exit(f"report.py: error: no small/medium/large/xlarge JSON in {folder}; run benchmarks/run.py first")
+    notes = json.loads((folder / "notes.json").read_text()) if (folder / "notes.json").is_file() else None
+    if not runs and notes is None:
+        sys.exit(f"report.py: error: no small/medium/large/xlarge or notes JSON in {folder}; "
+                 "run benchmarks/run.py or benchmarks/notes_bench.py first")
     for size in SIZES:
         if size in runs:
             print(f"### {size}\n\n{size_table(runs[size])}\n")
     if len(runs) >= 2:
-        print(f"### Growth\n\n{growth_table(runs)}")
+        print(f"### Growth\n\n{growth_table(runs)}\n")
+    if notes is not None:
+        print(f"### Notes\n\n{notes_table(notes)}")
 
 
 if __name__ == "__main__":

@@ -101,14 +101,20 @@ def test_notes_benchmark_writes_every_key_and_its_targets(notes_results: dict) -
         value = lookup(notes_results, key)
         assert isinstance(value, (int, float)) and value >= 0, key
     assert notes_results["files"] == {"project": 60, "global": 60}
-    assert set(notes_results["targets"]) == {"search.server.p50_ms", "search.server.p99_ms", "list_by_tag.server.p99_ms",
-                                             "pull.sync_ms", "build.cold_ms", "create.inprocess.ratio",
-                                             "create.cli.ratio"}
-    assert all(t["met"] in (True, False) for t in notes_results["targets"].values())
-    assert set(notes_results["targets_cpu"]) == {"search.server.cpu_p50_ms", "search.server.cpu_p99_ms",
-                                                 "list_by_tag.server.cpu_p99_ms", "pull.sync_cpu_ms", "build.cpu_ms",
-                                                 "create.inprocess.cpu_ratio"}
-    assert all(t["met"] in (True, False) for t in notes_results["targets_cpu"].values())
+    wall = {"search.server.p50_ms", "search.server.p99_ms", "list_by_tag.server.p99_ms", "pull.sync_ms",
+            "build.cold_ms", "create.inprocess.ratio", "create.cli.ratio"}
+    cpu = {"search.server.cpu_p50_ms", "search.server.cpu_p99_ms", "list_by_tag.server.cpu_p99_ms", "pull.sync_cpu_ms",
+           "build.cpu_ms", "create.inprocess.cpu_ratio"}
+    # each judged at rest and again beside the CPU-bound neighbour, against the same limit
+    assert set(notes_results["targets"]) == wall | {f"under_load.{k}" for k in wall}
+    assert set(notes_results["targets_cpu"]) == cpu | {f"under_load.{k}" for k in cpu}
+    for judged in (notes_results["targets"], notes_results["targets_cpu"]):
+        assert all(t["met"] in (True, False) for t in judged.values())
+        assert all(judged[f"under_load.{k}"]["target"] == t["target"] for k, t in judged.items() if "under_load" not in k)
+    loaded = notes_results["under_load"]
+    assert notes_results["targets"]["under_load.search.server.p99_ms"]["value"] == loaded["search"]["server"]["p99_ms"]
+    assert loaded["search"]["queries"] == notes_results["search"]["queries"]  # the same searches of the same notes
+    assert loaded["noise"]["end"]["loop_ms"]
     broad, selective = notes_results["search"]["server"]["broad"], notes_results["search"]["server"]["selective"]
     assert broad["queries"] + selective["queries"] == notes_results["search"]["queries"]
 
@@ -117,4 +123,18 @@ def test_notes_benchmark_reindexes_exactly_the_pulled_files(notes_results: dict)
     pull = notes_results["pull"]
     assert pull["changed"] == 10 and pull["files_reindexed"] == 10
     assert pull["mixed_files"] == 10  # 6 edited, 2 deleted, 2 added
+    again = notes_results["under_load"]["pull"]  # the neighbour's pass pulls into notes of its own
+    assert (again["files_reindexed"], again["mixed_files"]) == (10, 10)
     assert notes_results["search"]["matches"]["max"] > 0  # the queries find notes
+
+
+def test_report_makes_the_notes_table(notes_results: dict, tmp_path: Path) -> None:
+    (tmp_path / "notes.json").write_text(json.dumps(notes_results))
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "report.py"), str(tmp_path)],
+                          check=True, stdout=subprocess.PIPE, text=True, timeout=60)
+    rows = {line.split("|")[1].strip(" `"): line for line in done.stdout.splitlines() if line.startswith("| `")}
+    server, loaded = notes_results["search"]["server"], notes_results["under_load"]["search"]["server"]
+    assert f"{server['p50_ms']:.2f} / {server['p99_ms']:.2f} ms" in rows["search.server"]
+    assert f"{loaded['p50_ms']:.2f} / {loaded['p99_ms']:.2f} ms" in rows["search.server"]
+    assert "p50 ≤ 2, p99 ≤ 20" in rows["search.server"]
+    assert "≤ 2000" in rows["build.cold_ms"]
