@@ -4,6 +4,8 @@ status: one diagnostic on line 0 with every enabled agent's reason, in the words
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from lsprotocol import types
 
@@ -92,4 +94,25 @@ async def test_an_open_cursorrules_follows_its_file_on_disk(ws: Workspace, start
     assert note.message.endswith("(Cursor; setting memoryLens.agents): Cursor: empty")
     ws.write("work/proj/.cursorrules", "- legacy\n")
     await lsp.wait_diagnostics(legacy, lambda d: not_loaded(d) == [])
+    assert lsp.server_alive()
+
+
+@pytest.mark.clients("visual-studio-code")
+async def test_an_open_cursorrules_keeps_its_diagnostic_through_a_full_rescan(ws: Workspace, start: Starter) -> None:
+    """A project's `.gemini/settings.json` written on disk makes the server scan the workspace
+    again and drop what it published under the old settings: the `not-loaded` of an open
+    `.cursorrules` (neither a memory file nor an enabled agent's) is worked out again, not
+    dropped with it until the next edit."""
+    tree(ws)
+    legacy = ws.proj / ".cursorrules"
+    lsp = await start(init_options={"memoryLens": {"agents": ["gemini"]}})
+    await lsp.wait_ready()
+    lsp.open(legacy)
+    [note] = not_loaded(await lsp.wait_diagnostics(legacy, lambda d: len(not_loaded(d)) == 1))
+    since = len(lsp.did_change)
+    ws.write("work/proj/.gemini/settings.json", "{}\n")  # settings: a full pass
+    await lsp.wait_changed(ws.proj / "GEMINI.md", since)  # the full pass has ended
+    await lsp.wait_diagnostics(legacy, lambda d: [n.message for n in not_loaded(d)] == [note.message])
+    await asyncio.sleep(0.5)  # nothing taken away after it either
+    assert [n.message for n in not_loaded(lsp.diagnostics(legacy) or [])] == [note.message]
     assert lsp.server_alive()

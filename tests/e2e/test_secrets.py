@@ -6,7 +6,9 @@ the entry. Samples: tests/secret_samples.py."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -104,3 +106,22 @@ async def test_a_selection_holding_a_secret_is_saved_by_the_command_even_with_pr
     with pytest.raises(JsonRpcException) as err:
         await lsp.command(saves[0].command.command, *saves[0].command.arguments)
     assert err.value.data == {"secret": {"kind": "Stripe Access Key", "line": 1, "column": 8}}
+
+
+@pytest.mark.clients("visual-studio-code")
+async def test_an_open_note_keeps_its_secret_diagnostic_through_a_full_rescan(ws: Workspace, start: Starter) -> None:
+    """A project's `.gemini/settings.json` written on disk makes the server scan the workspace
+    again and drop what it published under the old settings; an open note file's `secret`
+    diagnostic is worked out again, not dropped until its next edit."""
+    lsp = await start()
+    await lsp.wait_ready()
+    created = await ws.cli_json("notes", "create", "deploy", f"deploy: {KEY}", "--allow-secret", cwd=ws.proj)
+    note = Path(created["path"])  # the note file itself, opened as a file
+    lsp.open(note)
+    [found] = await lsp.wait_diagnostics(note, lambda d: [x.code for x in d] == ["secret"])
+    since = len(lsp.did_change)
+    ws.write("work/proj/.gemini/settings.json", "{}\n")  # settings: a full pass
+    await lsp.wait_changed(ws.proj / "GEMINI.md", since)  # the full pass has ended
+    await asyncio.sleep(0.5)  # nothing taken away after it either
+    assert [(d.code, d.range) for d in lsp.diagnostics(note) or []] == [(found.code, found.range)]
+    assert lsp.server_alive()

@@ -49,8 +49,14 @@ class StandIn:
     def is_memory_path(self, path: Path | None) -> bool:
         return path is not None and path.name in self.store.settings.filenames
 
-    def open_memory_docs(self) -> dict[Path, OpenDoc]:
-        return dict(self.docs)
+    def is_agent_path(self, path: Path | None) -> bool:
+        return False
+
+    def open_memory_docs(self, among: set[str] | None = None, any_file: bool = False) -> dict[Path, OpenDoc]:
+        return {p: d for p, d in self.docs.items() if among is None or str(p) in among}
+
+    def open_text_document(self, uri: str) -> OpenDoc | None:
+        return next((d for d in self.docs.values() if d.uri == uri), None)
 
     def supports(self, field: str) -> bool:
         return False

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from memory_lens.core import scan
+from memory_lens.core import cpus, scan
 from memory_lens.core.scan import find_memory_files
 
 NAMES = ["GEMINI.md"]
@@ -63,6 +64,7 @@ def tree(tmp_path: Path) -> tuple[Path, set[Path]]:
 def always_parallel(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scan, "MANY_SUBTREES", 1)
     monkeypatch.setattr(scan, "helper_count", lambda: 2)
+    monkeypatch.setattr(scan, "busy_cpus", lambda: 0)  # as on macOS and Windows: every other core idle
 
 
 def test_python_engine(tree: tuple[Path, set[Path]]) -> None:
@@ -177,6 +179,63 @@ def test_a_helper_that_stops_answering_is_given_up(tree: tuple[Path, set[Path]],
     monkeypatch.setattr(scan, "helper_command", lambda names: ([sys.executable, "-c", hang], None))
     assert find_memory_files(root, NAMES, engine="rignore") == sorted(expected)
     assert len(helpers) == 2 and all(proc.returncode is not None for proc in helpers)  # ended, not left behind
+
+
+def test_a_helper_still_walking_at_the_end_is_not_waited_for(tree: tuple[Path, set[Path]], always_parallel: None,
+                                                            helpers: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A helper slowed down (its core busy with other work) on the last subtrees: once nothing
+    is left to hand out, the walk does those subtrees itself and stops the helper, however long
+    the helper would take (here: forever, with an hour's timeout)."""
+    pytest.importorskip("rignore")
+    root, expected = tree
+    monkeypatch.setattr(scan, "HELPER_TIMEOUT_SECONDS", 3600.0)
+    straggler = ("import os, sys, time; task = os.read(0, 1024); "  # takes one subtree, says so, never ends it
+                 "sys.stdout.buffer.write(b'\\x03' + task.split(b'\\0')[0] + b'\\0'); sys.stdout.flush(); time.sleep(600)")
+    monkeypatch.setattr(scan, "helper_command", lambda names: ([sys.executable, "-c", straggler], None))
+    got: list = []
+    walk = threading.Thread(target=lambda: got.append(find_memory_files(root, NAMES, engine="rignore")), daemon=True)
+    walk.start()
+    walk.join(60)  # a bound against a hang (the helpers' hour), not a measure of speed
+    assert not walk.is_alive(), "the walk waited for a helper that never ends"
+    assert got == [sorted(expected)]
+    assert len(helpers) == 2 and all(proc.returncode is not None for proc in helpers)  # stopped, not left behind
+
+
+@pytest.mark.parametrize("busy_for", [0.0, 60.0])
+def test_with_the_other_cores_busy_helpers_wait_for_a_long_walk(tree: tuple[Path, set[Path]], always_parallel: None,
+                                                               helpers: list, monkeypatch: pytest.MonkeyPatch,
+                                                               busy_for: float) -> None:
+    """Other work on every other core (`busy_cpus`): no helper starts before the walk here has
+    taken BUSY_SERIAL_SECONDS (a small tree is walked alone), then they do; the same files either way."""
+    pytest.importorskip("rignore")
+    root, expected = tree
+    monkeypatch.setattr(scan, "busy_cpus", lambda: 2)
+    monkeypatch.setattr(scan, "BUSY_SERIAL_SECONDS", busy_for)
+    assert find_memory_files(root, NAMES, engine="rignore") == sorted(expected)
+    assert len(helpers) == (2 if busy_for == 0.0 else 0)
+
+
+@pytest.mark.parametrize("loadavg,busy", [
+    ("0.52 0.58 0.59 1/80 4321\n", 0),  # the reader alone
+    ("1.02 0.70 0.61 3/81 4322\n", 2),  # two others running or waiting for a CPU
+    ("garbage\n", 0),
+    (None, 0),  # no /proc (macOS, Windows): nothing known to be busy
+])
+def test_busy_cpus_reads_the_runnable_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            loadavg: str | None, busy: int) -> None:
+    monkeypatch.setattr(cpus, "usable_cpus", lambda: os.cpu_count() or 1)
+    path = tmp_path / "loadavg"
+    if loadavg is not None:
+        path.write_text(loadavg)
+    assert cpus.busy_cpus(str(path), gap=0) == busy
+
+
+def test_busy_cpus_is_not_read_for_a_process_held_to_some_cpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The count is the machine's: with a cpuset or `taskset`, it says nothing of this process's CPUs."""
+    monkeypatch.setattr(cpus, "usable_cpus", lambda: 1)
+    monkeypatch.setattr(cpus.os, "cpu_count", lambda: 8)
+    (tmp_path / "loadavg").write_text("7.0 7.0 7.0 9/300 1\n")
+    assert cpus.busy_cpus(str(tmp_path / "loadavg"), gap=0) == 0
 
 
 @pytest.mark.parametrize("parallel", [False, True])

@@ -21,10 +21,10 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from memory_lens.core import scan_worker
-from memory_lens.core.cpus import usable_cpus
+from memory_lens.core.cpus import busy_cpus, usable_cpus
 from memory_lens.core.scan_worker import GEMINI_IGNORE
 
 if TYPE_CHECKING:
@@ -253,14 +253,21 @@ def _drop_gemini_ignored(found: list[Path], gemini_ignores: list[Path]) -> list[
 # memory_lens.core.scan_worker`), all taking the next subtree from one pipe as soon as they are
 # done with one: no helper waits for this process to hand it work, however busy the machine. The
 # helpers start at once when there are MANY_SUBTREES or more, else when the walk here has taken
-# SERIAL_SECONDS and subtrees are left, so small trees never start a process. Every POLL_EVERY
-# entries the walk here takes what the helpers found. The ignore crate reads the ignore files of a
-# subtree's parents, so every subtree is walked exactly as within the whole walk. A subtree whose
-# findings no helper delivered (it could not start, died, failed on it, said nothing for
-# HELPER_TIMEOUT_SECONDS) is walked here.
+# SERIAL_SECONDS and subtrees are left, so small trees never start a process. When other work
+# keeps the other cores busy then (`busy_cpus`), a helper would share a core with it and start
+# slowly: they start only once the walk here has taken BUSY_SERIAL_SECONDS and subtrees are left
+# (on a busy 2-core machine, the 51k-file benchmark tree walks in ~90 ms alone and ~105 ms with a
+# helper; the 311k-file one in ~400 ms alone and ~310 ms with one). Every POLL_EVERY entries the
+# walk here takes what the helpers found. Once no subtree is left to hand out, this process walks
+# the ones helpers are still walking, and keeps whichever walk ends first: a helper on a busy core
+# is not waited for. The ignore crate reads the ignore files of a subtree's parents, so every
+# subtree is walked exactly as within the whole walk. A subtree whose findings no helper
+# delivered (it could not start, died, failed on it, said nothing for HELPER_TIMEOUT_SECONDS) is
+# walked here.
 
 SPLIT_DEPTH = 2
 SERIAL_SECONDS = 0.04
+BUSY_SERIAL_SECONDS = 0.1
 MIN_PARALLEL_SUBTREES = 4
 MANY_SUBTREES = 48
 MAX_HELPERS = 3
@@ -269,8 +276,8 @@ HELPER_TIMEOUT_SECONDS = 120.0
 
 
 def helper_count() -> int:
-    """How many helper processes walk beside this one: one per further core this process may run
-    on, at most MAX_HELPERS; none on Windows (where `selectors` cannot wait on pipes)."""
+    """How many helper processes may walk beside this one: one per further core this process may
+    run on, at most MAX_HELPERS; none on Windows (where `selectors` cannot wait on pipes)."""
     if os.name == "nt":
         return 0
     return max(0, min(MAX_HELPERS, usable_cpus() - 1))
@@ -297,31 +304,43 @@ def parallel_walk(subtrees: list[Path], names: frozenset[str], also: frozenset[s
     queue = deque(subtrees)
     started = time.perf_counter()
     crew: _Crew | None = None
+    idle: int | None = None  # the helpers the cores left idle by other work take: read once
 
     def look_at_helpers() -> None:
-        nonlocal crew
+        nonlocal crew, idle
         if crew is not None:
             crew.collect(0)
-        elif (helper_count() and len(queue) >= MIN_PARALLEL_SUBTREES
-              and (len(queue) >= MANY_SUBTREES or time.perf_counter() - started >= SERIAL_SECONDS)):
-            crew = _Crew(list(queue), names, also)  # from now on the crew hands out the subtrees left
+            return
+        walked = time.perf_counter() - started
+        if len(queue) < MIN_PARALLEL_SUBTREES or (len(queue) < MANY_SUBTREES and walked < SERIAL_SECONDS):
+            return
+        if idle is None:
+            idle = max(0, helper_count() - busy_cpus())
+        helpers = idle or (helper_count() if walked >= BUSY_SERIAL_SECONDS else 0)
+        if helpers:
+            crew = _Crew(list(queue), names, also, helpers)  # from now on it hands out the subtrees left
             queue.clear()
 
-    def walk_here(subtree: Path) -> None:
+    def walk_here(subtree: Path, given_up: Callable[[], bool] | None = None) -> list[Path] | None:
+        """What SUBTREE holds; None as soon as GIVEN_UP says so (a helper delivered it first)."""
+        got = []
         for i, path in enumerate(_rignore_walk(subtree, names)):
             if path.name in wanted:
-                found.append(path)
+                got.append(path)
             if not i % POLL_EVERY:
                 look_at_helpers()
+                if given_up is not None and given_up():
+                    return None
+        return got
 
     try:
         while queue:
-            walk_here(queue.popleft())
+            found += walk_here(queue.popleft()) or ()
         if crew is not None:
             while (subtree := crew.take()) is not None:
-                walk_here(subtree)
-            for subtree in crew.finish():
-                walk_here(subtree)
+                found += walk_here(subtree) or ()
+            for subtree in crew.finish(walk_here):
+                found += walk_here(subtree) or ()
             found.extend(crew.found)
     finally:
         if crew is not None:
@@ -344,7 +363,8 @@ class _Crew:
     """SUBTREES handed out through a pipe to helper processes and to this one (`take`), and what
     the helpers found in them (`collect`)."""
 
-    def __init__(self, subtrees: list[Path], names: frozenset[str], also: frozenset[str] = frozenset()) -> None:
+    def __init__(self, subtrees: list[Path], names: frozenset[str], also: frozenset[str] = frozenset(),
+                 helpers: int = 1) -> None:
         self.subtrees = subtrees
         self.found: list[Path] = []
         self.done: set[int] = set()  # tasks walked here or whose findings a helper delivered
@@ -361,7 +381,7 @@ class _Crew:
             command, cwd = helper_command(names | {"/" + n for n in also})  # `/NAME`: reported, not whitelisted
         except ImportError:
             return
-        for _ in range(helper_count()):
+        for _ in range(helpers):
             try:
                 proc = subprocess.Popen(command, cwd=cwd, stdin=self.tasks_out, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL)
@@ -443,11 +463,24 @@ class _Crew:
                 self.done.add(helper.task)
             helper.task, helper.records = None, []
 
-    def finish(self) -> list[Path]:
-        """Wait until the helpers end; the subtrees whose findings none delivered."""
+    def finish(self, walk: Callable[[Path, Callable[[], bool]], list[Path] | None]) -> list[Path]:
+        """Once every task is handed out: until each is done or no helper is left, walk here
+        (WALK) a subtree a helper is still walking, keeping whichever of the two ends first. A
+        helper slowed down (its core busy with other work, a large subtree) is not waited for,
+        and one still walking at the end is stopped (`close`). The subtrees whose findings
+        nobody delivered."""
         self._close_tasks_in()
-        while self.selector.get_map() and self.collect(HELPER_TIMEOUT_SECONDS):
-            pass
+        while len(self.done) < len(self.subtrees) and self.selector.get_map():
+            self.collect(0)
+            busy = [h.task for h in self.helpers if h.task is not None and h.task not in self.done]
+            if busy:
+                index = busy[0]
+                got = walk(self.subtrees[index], lambda: index in self.done)
+                if got is not None and index not in self.done:
+                    self.done.add(index)
+                    self.found.extend(got)
+            elif not self.collect(HELPER_TIMEOUT_SECONDS):  # a task read but not announced yet
+                break
         return [subtree for i, subtree in enumerate(self.subtrees) if i not in self.done]
 
     def close(self) -> None:

@@ -54,7 +54,8 @@ async def check_open_document(ls: MemoryLensServer, uri: str, force: bool = Fals
                 check = diagnostics.not_loaded_diagnostics
             elif is_note_document(path, ls.settings):
                 check = note_diagnostics
-            else:
+            else:  # none of these (any more: the settings changed): nothing of it stays shown
+                diagnostics.clear(ls, path)
                 return
             if is_large_text(doc.source):  # checked once its edits pause: each check reads all of it
                 await asyncio.sleep(LARGE_CHECK_PAUSE)

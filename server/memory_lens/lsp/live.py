@@ -23,6 +23,7 @@ from lsprotocol import types
 
 from memory_lens.lsp import diagnostics
 from memory_lens.lsp.convert import path_to_uri, uri_to_path
+from memory_lens.lsp.documents import check_open_document
 from memory_lens.lsp.progress import ScanProgress, plural
 from memory_lens.lsp.protocol import DID_CHANGE_NOTIFICATION
 from memory_lens.startup import collector_off
@@ -128,6 +129,18 @@ class LiveEngine:
                 targets |= store.affected_by(path, pool)
         else:
             targets |= set(docs)
+        # The other open documents among the targets: an enabled agent's file is checked from
+        # its buffer, as its handler checks it; any other (an instruction file no enabled agent
+        # reads, looked at for secrets: a `.cursorrules`) is its handler's alone, checked there
+        # again, never from the disk over its buffer's `not-loaded`.
+        for path, doc in ls.open_memory_docs(among={str(p) for p in targets}, any_file=True).items():
+            if path in docs:
+                continue
+            if ls.is_agent_path(path):
+                docs[path] = doc
+            else:
+                targets.discard(path)
+                asyncio.ensure_future(check_open_document(ls, doc.uri))
         texts = {p: d.text for p, d in docs.items()}
         ordered = sorted(targets)
         # In batches: the first diagnostics show sooner, requests are answered in between, and
@@ -147,9 +160,15 @@ class LiveEngine:
         gone = before - known
         if full:
             # New settings come with a new store that knows nothing yet: what was published
-            # under the old settings (AGENTS.md no longer a memory name, say) must go too.
-            published = {p for uri in list(ls.published) if (p := uri_to_path(uri)) is not None}
-            gone |= published - known - store.agent_files()
+            # under the old settings (AGENTS.md no longer a memory name, say) must go too. An
+            # open document among them (a `.cursorrules`' not-loaded, a note's problems) is
+            # checked again as it is now instead: its handler publishes, or withdraws, its own.
+            published = {p: uri for uri in list(ls.published) if (p := uri_to_path(uri)) is not None}
+            stale = set(published) - known - store.agent_files()
+            opened = {p for p in stale if ls.open_text_document(published[p]) is not None}
+            gone |= stale - opened
+            for path in sorted(opened):
+                asyncio.ensure_future(check_open_document(ls, published[path], force=True))
         still_open = ls.open_memory_docs()
         for path in gone:
             if path not in still_open:
@@ -158,11 +177,12 @@ class LiveEngine:
         self.notify_changed(uris)
 
     def _publish(self, results: dict[Path, list[types.Diagnostic]], snapshot: dict[Path, OpenDoc]) -> None:
-        """Publish RESULTS, computed in a worker thread from SNAPSHOT (the open buffers when the
-        job started), except for a file opened, changed or closed since: its document handler
-        has already published diagnostics for its newer state, which these would overwrite."""
+        """Publish RESULTS, computed in a worker thread from SNAPSHOT (the open buffers of the
+        job's files when it started), except for a file opened, changed or closed since: its
+        document handler has already published diagnostics for its newer state, which these
+        would overwrite."""
         ls = self.ls
-        now = ls.open_memory_docs()
+        now = ls.open_memory_docs(among={str(p) for p in results}, any_file=True)
         for path, diags in results.items():
             then, current = snapshot.get(path), now.get(path)
             if not _same_buffer(then, current):
