@@ -18,9 +18,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Container, Dict, Iterable, List, Sequence, Tuple
 
-from rapidfuzz.fuzz import ratio
-from rapidfuzz.process import extractOne as extract_one
-
 DRIFT = "drift"
 CUTOFF = 90  # rapidfuzz's fuzz.ratio (0-100) from which two entries say the same thing
 MIN_CHARS = 24
@@ -59,6 +56,11 @@ def near_matches(own: Iterable[str], others: Sequence[NearIndex], skip: Containe
     file only when one of them is near (one in ~200 on the large benchmark tree). OWN needs no
     index of its own: each entry looks its anchors up in the others' (most checked files are
     never anyone's more general file)."""
+    # Imported here, not with the module: ~24 ms that the language server's start (the
+    # `initialize` answer an editor waits for) would pay before any check needs it.
+    from rapidfuzz.fuzz import ratio
+    from rapidfuzz.process import extractOne as extract_one
+
     found = {}
     for key in own:
         if len(key) < MIN_CHARS or key in skip:
