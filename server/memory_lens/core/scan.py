@@ -304,19 +304,21 @@ def parallel_walk(subtrees: list[Path], names: frozenset[str], also: frozenset[s
     queue = deque(subtrees)
     started = time.perf_counter()
     crew: _Crew | None = None
-    idle: int | None = None  # the helpers the cores left idle by other work take: read once
+    counts: tuple[int, int] | None = None  # helpers the CPUs allow, and those idle cores take: read once
 
     def look_at_helpers() -> None:
-        nonlocal crew, idle
+        nonlocal crew, counts
         if crew is not None:
             crew.collect(0)
             return
         walked = time.perf_counter() - started
         if len(queue) < MIN_PARALLEL_SUBTREES or (len(queue) < MANY_SUBTREES and walked < SERIAL_SECONDS):
             return
-        if idle is None:
-            idle = max(0, helper_count() - busy_cpus())
-        helpers = idle or (helper_count() if walked >= BUSY_SERIAL_SECONDS else 0)
+        if counts is None:
+            allowed = helper_count()
+            counts = (allowed, max(0, allowed - busy_cpus()) if allowed else 0)
+        allowed, idle = counts
+        helpers = idle or (allowed if walked >= BUSY_SERIAL_SECONDS else 0)
         if helpers:
             crew = _Crew(list(queue), names, also, helpers)  # from now on it hands out the subtrees left
             queue.clear()
